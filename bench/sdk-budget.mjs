@@ -1,0 +1,70 @@
+// Size budget of the browser SDK. Run from the repo root after building it:
+//   npx rollup -c sdk/rollup.config.mjs && node bench/sdk-budget.mjs
+// Prints the minified and gzipped sizes of sdk/dist/consent.js and consent.mjs and, as anchors, of two
+// well-known consent libraries when they are installed. Exits 1 when consent.js is over the budget;
+// missing anchors are only mentioned.
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+
+const BUDGET = 9 * 1024; // bytes of consent.js, minified and gzipped, UI included
+const root = fileURLToPath(new URL('..', import.meta.url));
+const require = createRequire(join(root, 'package.json'));
+
+const sizes = (file) => {
+  const bytes = readFileSync(file);
+  return { min: bytes.length, gz: gzipSync(bytes, { level: 9 }).length };
+};
+const rows = [];
+
+for (const name of ['consent.js', 'consent.mjs']) {
+  const file = join(root, 'sdk/dist', name);
+  if (!existsSync(file)) {
+    console.error(`${file} is missing: build it first with npx rollup -c sdk/rollup.config.mjs`);
+    process.exit(1);
+  }
+  rows.push({ name: `@consent/sdk ${name}`, ...sizes(file) });
+}
+const sdk = rows[0];
+
+// Each library's main minified bundle. Ours and klaro.js carry their CSS inside; cookieconsent ships it
+// apart, so its CSS is listed too and added into a total.
+const ANCHORS = {
+  'vanilla-cookieconsent': ['dist/cookieconsent.umd.js', 'dist/cookieconsent.css'],
+  klaro: ['dist/klaro.js'],
+};
+const missing = [];
+for (const [pkg, files] of Object.entries(ANCHORS)) {
+  let dir;
+  try {
+    dir = dirname(require.resolve(`${pkg}/package.json`));
+  } catch {
+    missing.push(pkg);
+    continue;
+  }
+  const { version } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  const found = files.filter((f) => existsSync(join(dir, f))).map((f) => ({ name: `${pkg}@${version} ${f}`, ...sizes(join(dir, f)) }));
+  rows.push(...found);
+  if (found.length > 1) {
+    rows.push({ name: `${pkg}@${version} total`, min: found.reduce((s, r) => s + r.min, 0), gz: found.reduce((s, r) => s + r.gz, 0) });
+  }
+}
+
+const width = Math.max(...rows.map((r) => r.name.length));
+const kib = (n) => (n / 1024).toFixed(1).padStart(6) + ' KiB';
+console.log(`${'bundle'.padEnd(width)}  ${'minified'.padStart(10)}  ${'gzipped'.padStart(10)}  vs consent.js`);
+for (const r of rows) {
+  console.log(`${r.name.padEnd(width)}  ${kib(r.min)}  ${kib(r.gz)}  ${(r.gz / sdk.gz).toFixed(2).padStart(6)}x`);
+}
+if (missing.length) {
+  console.log(`\nanchors not installed (${missing.join(', ')}); to compare: npm i --no-save vanilla-cookieconsent klaro`);
+}
+
+const verdict = `consent.js: ${sdk.gz} B gzipped, budget ${BUDGET} B`;
+if (sdk.gz > BUDGET) {
+  console.error(`\nOVER BUDGET ${verdict}`);
+  process.exit(1);
+}
+console.log(`\nwithin budget: ${verdict}`);

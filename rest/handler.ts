@@ -1,0 +1,109 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { GraphQLSchema } from 'graphql';
+import type { CompiledQuery } from 'graphql-jit';
+import { createContext } from '../src/context.js';
+import { BodyTooLarge, isJsonContentType, readBody } from '../src/http/body.js';
+import type { Services } from '../src/services.js';
+import { errorResponse, fromGraphQLError } from './errors.js';
+import { prepareOperations } from './operations.js';
+import type { RestRequest, RestResponse, RouteDef } from './route.js';
+
+const OPERATOR_BODY_LIMIT = 64 * 1024;
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+export interface Exchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: URL;
+  requestId: string;
+  ip: string;
+}
+
+/** Runs matched REST routes: auth, body, the prepared GraphQL operation, then the response mapping. */
+export class RestHandler {
+  readonly operations: Map<string, CompiledQuery>;
+
+  constructor(
+    private readonly services: Services,
+    schema: GraphQLSchema,
+    routes: RouteDef[],
+  ) {
+    this.operations = prepareOperations(schema);
+    for (const route of routes) {
+      if (route.operation && !this.operations.has(route.operation)) {
+        throw new Error(`${route.method} ${route.path}: unknown operation ${route.operation}`);
+      }
+    }
+  }
+
+  async run(route: RouteDef, params: Record<string, string>, exchange: Exchange): Promise<RestResponse> {
+    const sdk = route.auth === 'publishableKey';
+    const badBody = sdk ? 'invalid_body' : 'invalid_json';
+    const bearer = bearerToken(exchange.req.headers.authorization);
+    const context = await createContext(this.services, {
+      requestId: exchange.requestId,
+      ip: exchange.ip,
+      bearer,
+      origin: headerValue(exchange.req.headers.origin),
+    });
+    // Authentication comes before anything about the body (decisions.md: order of checks).
+    if (route.auth === 'session' && !context.viewer) return errorResponse('unauthorized', 'Authentication required');
+
+    let rawBody: Buffer = Buffer.alloc(0);
+    let body: unknown;
+    if (BODY_METHODS.has(exchange.req.method!)) {
+      try {
+        rawBody = await readBody(exchange.req, route.bodyLimit ?? OPERATOR_BODY_LIMIT);
+      } catch (error) {
+        if (error instanceof BodyTooLarge) return errorResponse('payload_too_large', 'Request body too large');
+        throw error;
+      }
+      if (rawBody.length > 0 && route.requestBody) {
+        if (!isJsonContentType(exchange.req.headers['content-type'])) {
+          return errorResponse(badBody, 'Content-Type must be application/json');
+        }
+        try {
+          body = JSON.parse(rawBody.toString('utf8'));
+        } catch {
+          return errorResponse(badBody, 'Malformed JSON body');
+        }
+        if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+          return errorResponse(badBody, 'Request body must be a JSON object');
+        }
+      } else if (route.requestBody && !route.bodyOptional) {
+        return errorResponse(badBody, 'Request body must be a JSON object');
+      }
+    }
+
+    const request: RestRequest = {
+      params,
+      query: Object.fromEntries(exchange.url.searchParams),
+      body,
+      headers: exchange.req.headers,
+      rawBody,
+      context,
+      services: this.services,
+    };
+    if (route.handle) return route.handle(request);
+
+    const operation = this.operations.get(route.operation!)!;
+    const variables = route.variables ? route.variables(request) : {};
+    const result = await operation.query(undefined, context, variables);
+    if (result.errors?.length) {
+      const response = fromGraphQLError(result.errors[0]!, { exposeInternal: !this.services.config.production });
+      if (response.status >= 500) {
+        this.services.logger.error({ reqId: exchange.requestId, err: result.errors[0] }, 'operation failed');
+      }
+      return response;
+    }
+    return route.respond ? route.respond(result.data as never, request) : { status: 200, body: result.data };
+  }
+}
+
+export function bearerToken(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1];
+}
+
+const headerValue = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);

@@ -1,0 +1,57 @@
+import type { Readable } from 'node:stream';
+import type { z } from 'zod';
+import type { Context } from '../src/context.js';
+import type { Services } from '../src/services.js';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface RestRequest {
+  params: Record<string, string>;
+  query: Record<string, string>;
+  /** Parsed JSON body (undefined when none was sent). */
+  body: unknown;
+  headers: Record<string, string | string[] | undefined>;
+  /** The raw body bytes, for signature checks. */
+  rawBody: Buffer;
+  context: Context;
+  services: Services;
+}
+
+export interface RestResponse {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Streams (exports) are piped as they come. */
+  stream?: Readable;
+}
+
+/**
+ * One REST route: which GraphQL operation it runs, how the request becomes
+ * variables and how the result becomes a response. Domain logic stays in the
+ * GraphQL layer, so REST and /graphql behave identically.
+ */
+export interface RouteDef<Data = any> {
+  method: Method;
+  path: string;
+  summary: string;
+  /** Who may call it: an operator session, anyone, or a browser with a publishable key. */
+  auth: 'session' | 'public' | 'publishableKey';
+  /** Name of an operation in rest/operations/*.graphql. */
+  operation?: string;
+  variables?: (req: RestRequest) => Record<string, unknown>;
+  /** Maps the operation's data to the response; default: 200 with `data`. */
+  respond?: (data: Data, req: RestRequest) => RestResponse | Promise<RestResponse>;
+  /** A route served without GraphQL (probes, documents): use sparingly. */
+  handle?: (req: RestRequest) => RestResponse | Promise<RestResponse>;
+  /** Documents the JSON body for OpenAPI; the domain layer validates it. */
+  requestBody?: z.ZodType;
+  /** Documents the query string for OpenAPI. */
+  queryParams?: z.ZodObject;
+  responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string }>;
+  /** Body limit in bytes (default 64 KiB). */
+  bodyLimit?: number;
+  /** Requests without a JSON body are fine (e.g. logout, publish). */
+  bodyOptional?: boolean;
+}
+
+export const route = <Data = any>(def: RouteDef<Data>) => def;

@@ -1,0 +1,80 @@
+import { z } from 'zod';
+import { route } from '../route.js';
+import { ErrorBody, Organization, Project, User, pick, validationError } from '../schemas.js';
+
+const rateLimited = { 429: { description: 'Rate limited (Retry-After, X-RateLimit-*)', schema: ErrorBody } };
+const Success = z.object({ success: z.literal(true) });
+
+export const authRoutes = [
+  route({
+    method: 'POST',
+    path: '/api/platform/auth/register',
+    summary: 'Register a user (no organization, no session)',
+    auth: 'public',
+    operation: 'Register',
+    requestBody: z.object({ email: z.string(), password: z.string().min(12), name: z.string() }),
+    variables: ({ body }) => ({ input: pick(body, ['email', 'password', 'name']) }),
+    respond: (data) => ({ status: 201, body: data.register }),
+    responses: {
+      201: { description: 'Registered', schema: z.object({ user: User }) },
+      ...validationError,
+      409: { description: 'E-mail already registered', schema: ErrorBody },
+      ...rateLimited,
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/platform/auth/login',
+    summary: 'Log in and receive an opaque session token',
+    auth: 'public',
+    operation: 'Login',
+    requestBody: z.object({ email: z.string(), password: z.string() }),
+    variables: ({ body }) => ({ input: pick(body, ['email', 'password']) }),
+    respond: (data) => ({ status: 200, body: data.login }),
+    responses: {
+      200: { description: 'Logged in', schema: z.object({ token: z.string(), user: User }) },
+      ...validationError,
+      401: { description: 'Invalid credentials (same body for unknown e-mail and wrong password)', schema: ErrorBody },
+      ...rateLimited,
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/platform/auth/logout',
+    summary: 'Revoke the presented session, if any; always 200',
+    auth: 'public',
+    operation: 'Logout',
+    respond: (data) => ({ status: 200, body: data.logout }),
+    responses: { 200: { description: 'Logged out', schema: Success } },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/platform/auth/me',
+    summary: 'The session user with their organizations and projects',
+    auth: 'session',
+    operation: 'Me',
+    respond: (data) => ({ status: 200, body: data.me }),
+    responses: {
+      200: {
+        description: 'The session user',
+        schema: z.object({ user: User, organizations: z.array(Organization), projects: z.array(Project) }),
+      },
+      401: { description: 'Missing, invalid or expired session', schema: ErrorBody },
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/platform/auth/password',
+    summary: 'Change the password; revokes every session of the user, this one included',
+    auth: 'session',
+    operation: 'ChangePassword',
+    requestBody: z.object({ currentPassword: z.string(), newPassword: z.string().min(12) }),
+    variables: ({ body }) => ({ input: pick(body, ['currentPassword', 'newPassword']) }),
+    respond: (data) => ({ status: 200, body: data.changePassword }),
+    responses: {
+      200: { description: 'Changed', schema: Success },
+      ...validationError,
+      401: { description: 'No session, or wrong current password (invalid_credentials)', schema: ErrorBody },
+    },
+  }),
+];

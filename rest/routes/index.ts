@@ -1,0 +1,29 @@
+// The whole REST route table. Add a route group by adding its file here.
+import type { RouteDef } from '../route.js';
+import { authRoutes } from './auth.js';
+import { billingRoutes } from './billing.js';
+import { consentRoutes } from './consent.js';
+import { evidenceRoutes } from './evidence.js';
+import { keysRoutes } from './keys.js';
+import { notificationsRoutes } from './notifications.js';
+import { organizationRoutes } from './organizations.js';
+import { probeRoutes } from './probes.js';
+import { receiptsRoutes } from './receipts.js';
+import { sdkRoutes } from './sdk.js';
+import { webhooksRoutes } from './webhooks.js';
+
+export function allRoutes(startedAt: Date): RouteDef[] {
+  return [
+    ...probeRoutes(startedAt),
+    ...authRoutes,
+    ...organizationRoutes,
+    ...consentRoutes,
+    ...evidenceRoutes,
+    ...keysRoutes,
+    ...sdkRoutes,
+    ...receiptsRoutes,
+    ...webhooksRoutes,
+    ...notificationsRoutes,
+    ...billingRoutes,
+  ];
+}

@@ -1,0 +1,1 @@
+// GraphQL types, queries and mutations of the evidence domain.

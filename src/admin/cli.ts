@@ -1,0 +1,91 @@
+import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { loadConfig } from '../config.js';
+import { openDatabase } from '../db/database.js';
+import { migrate } from '../db/migrate.js';
+import { socketPathFor } from '../db/socket.js';
+import { addMember, AdminError, listMembers, removeMember, type Sql } from './members.js';
+
+const USAGE = `Usage: npm run admin -- member <command> [options]
+  member add    --org <orgId|slug> --email <email> --role OWNER|ADMIN|VIEWER
+  member remove --org <orgId|slug> --email <email>
+  member list   --org <orgId|slug> [--json]
+Uses DATABASE_URL, or the embedded database in DATA_DIR (through the running server's socket when it runs).`;
+
+/**
+ * Reaches the same database as the server: PostgreSQL by URL; the embedded
+ * database through the running server's Unix socket, or directly when no server runs.
+ */
+async function connect(): Promise<{ sql: Sql; close(): Promise<void> }> {
+  const config = loadConfig();
+  if (config.databaseUrl) return pgConnection(config.databaseUrl);
+  const socket = socketPathFor(config.dataDir);
+  if (existsSync(socket)) {
+    try {
+      return await pgConnection({ host: dirname(socket), port: 5432, user: 'postgres', database: 'postgres' });
+    } catch {
+      // A stale socket from a crashed server: fall through and open the files ourselves.
+    }
+  }
+  const db = await openDatabase({ dataDir: config.dataDir });
+  await migrate(db);
+  return { sql: db, close: () => db.close() };
+}
+
+async function pgConnection(config: string | pg.ClientConfig) {
+  const client = new pg.Client(typeof config === 'string' ? { connectionString: config } : config);
+  await client.connect();
+  return {
+    sql: { query: async (text: string, params?: unknown[]) => (await client.query(text, params)).rows } as Sql,
+    close: () => client.end(),
+  };
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { org: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' }, json: { type: 'boolean' } },
+  });
+  const [group, command] = positionals;
+  if (group !== 'member' || !command || !values.org || (command !== 'list' && !values.email)) {
+    console.error(USAGE);
+    return 2;
+  }
+  const db = await connect();
+  try {
+    switch (command) {
+      case 'add': {
+        if (!values.role) throw new AdminError('--role is required');
+        const member = await addMember(db.sql, { org: values.org, email: values.email!, role: values.role });
+        console.log(`${member.email} is ${member.role} of ${values.org}`);
+        return 0;
+      }
+      case 'remove':
+        await removeMember(db.sql, { org: values.org, email: values.email! });
+        console.log(`${values.email} removed from ${values.org}`);
+        return 0;
+      case 'list': {
+        const members = await listMembers(db.sql, values.org);
+        if (values.json) console.log(JSON.stringify(members));
+        else for (const m of members) console.log(`${m.role.padEnd(6)}  ${m.email}  ${m.name}`);
+        return 0;
+      }
+      default:
+        console.error(USAGE);
+        return 2;
+    }
+  } catch (error) {
+    if (error instanceof AdminError) {
+      console.error(`error: ${error.message}`);
+      return 1;
+    }
+    throw error;
+  } finally {
+    await db.close();
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

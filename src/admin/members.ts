@@ -1,0 +1,77 @@
+import { randomUUID } from 'node:crypto';
+
+/** The minimum a member command needs: parameterised SQL on one database. */
+export interface Sql {
+  query<Row = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<Row[]>;
+}
+
+export const ROLES = ['OWNER', 'ADMIN', 'VIEWER'] as const;
+export type MemberRole = (typeof ROLES)[number];
+
+export interface Member {
+  userId: string;
+  email: string;
+  name: string;
+  role: MemberRole;
+}
+
+export class AdminError extends Error {}
+
+async function findOrganization(db: Sql, org: string): Promise<string> {
+  const rows = await db.query<{ id: string }>('SELECT id FROM organizations WHERE id = $1 OR slug = $1', [org]);
+  if (!rows[0]) throw new AdminError(`No organization with id or slug "${org}"`);
+  return rows[0].id;
+}
+
+async function findUser(db: Sql, email: string): Promise<string> {
+  const rows = await db.query<{ id: string }>('SELECT id FROM users WHERE email = $1', [email.trim().toLowerCase()]);
+  if (!rows[0]) throw new AdminError(`No registered user with e-mail "${email}" (they must register first)`);
+  return rows[0].id;
+}
+
+/** An organization keeps at least one OWNER. */
+async function assertNotLastOwner(db: Sql, organizationId: string, userId: string): Promise<void> {
+  const owners = await db.query<{ user_id: string }>(
+    `SELECT user_id FROM memberships WHERE organization_id = $1 AND role = 'OWNER'`,
+    [organizationId],
+  );
+  if (owners.length === 1 && owners[0]!.user_id === userId) {
+    throw new AdminError('An organization keeps at least one OWNER: add another owner first');
+  }
+}
+
+/** Adds a member, or changes the role of an existing one. */
+export async function addMember(db: Sql, input: { org: string; email: string; role: string }): Promise<Member> {
+  const role = input.role.toUpperCase();
+  if (!(ROLES as readonly string[]).includes(role)) throw new AdminError(`Role must be one of ${ROLES.join(', ')}`);
+  const organizationId = await findOrganization(db, input.org);
+  const userId = await findUser(db, input.email);
+  if (role !== 'OWNER') await assertNotLastOwner(db, organizationId, userId);
+  await db.query(
+    `INSERT INTO memberships (id, organization_id, user_id, role) VALUES ($1, $2, $3, $4::"Role")
+     ON CONFLICT (organization_id, user_id) DO UPDATE SET role = EXCLUDED.role`,
+    [randomUUID(), organizationId, userId, role],
+  );
+  return (await listMembers(db, organizationId)).find((member) => member.userId === userId)!;
+}
+
+export async function removeMember(db: Sql, input: { org: string; email: string }): Promise<void> {
+  const organizationId = await findOrganization(db, input.org);
+  const userId = await findUser(db, input.email);
+  await assertNotLastOwner(db, organizationId, userId);
+  const removed = await db.query('DELETE FROM memberships WHERE organization_id = $1 AND user_id = $2 RETURNING id', [
+    organizationId,
+    userId,
+  ]);
+  if (!removed.length) throw new AdminError(`${input.email} is not a member of ${input.org}`);
+}
+
+export async function listMembers(db: Sql, org: string): Promise<Member[]> {
+  const organizationId = await findOrganization(db, org);
+  const rows = await db.query<{ user_id: string; email: string; name: string; role: MemberRole }>(
+    `SELECT m.user_id, u.email, u.name, m.role::text AS role FROM memberships m JOIN users u ON u.id = m.user_id
+     WHERE m.organization_id = $1 ORDER BY m.created_at, u.email`,
+    [organizationId],
+  );
+  return rows.map((row) => ({ userId: row.user_id, email: row.email, name: row.name, role: row.role }));
+}

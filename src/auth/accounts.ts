@@ -1,0 +1,86 @@
+import { z } from 'zod';
+import { conflict, invalidCredentials } from '../errors.js';
+import { isUniqueViolation } from '../db/errors.js';
+import type { Services } from '../services.js';
+import { parseInput } from '../validation.js';
+import { dummyPasswordHash, hashPassword, needsRehash, verifyPassword } from './passwords.js';
+import { createSession, revokeAllSessions, revokeSession } from './sessions.js';
+
+const email = z.string().trim().toLowerCase().pipe(z.email({ message: 'Must be a valid e-mail address' }).max(254));
+// scrypt reads the whole password: cap it so a megabyte password cannot pin a core.
+const newPassword = z.string().min(12, 'Must be at least 12 characters').max(1024);
+
+export const registerInput = z.object({
+  email,
+  password: newPassword,
+  name: z.string().trim().min(1, 'Required').max(200),
+});
+export const loginInput = z.object({ email: z.string().trim().toLowerCase().max(254), password: z.string().max(1024) });
+export const changePasswordInput = z.object({ currentPassword: z.string().max(1024), newPassword });
+
+const rules = (services: Services) => {
+  const limits = services.config.rateLimits;
+  return {
+    register: { name: 'register-ip', points: limits.registerPerHour, durationSeconds: 3600 },
+    loginIp: { name: 'login-ip', points: limits.loginPerIp, durationSeconds: 900 },
+    loginEmail: { name: 'login-email-failed', points: limits.loginFailedPerEmail, durationSeconds: 900 },
+  };
+};
+
+const publicUser = { id: true, email: true, name: true, createdAt: true } as const;
+
+export async function register(services: Services, ip: string, input: unknown) {
+  await services.rateLimits.consume(rules(services).register, ip);
+  const data = parseInput(registerInput, input);
+  const passwordHash = await hashPassword(data.password);
+  try {
+    return await services.db.prisma.user.create({
+      data: { email: data.email, name: data.name, passwordHash, createdAt: services.now() },
+      select: publicUser,
+    });
+  } catch (error) {
+    if (isUniqueViolation(error)) throw conflict('E-mail already registered');
+    throw error;
+  }
+}
+
+export async function login(services: Services, ip: string, input: unknown) {
+  const limits = rules(services);
+  await services.rateLimits.consume(limits.loginIp, ip);
+  const data = parseInput(loginInput, input);
+  await services.rateLimits.check(limits.loginEmail, data.email);
+  const user = await services.db.prisma.user.findUnique({ where: { email: data.email } });
+  // Hash against a dummy when the e-mail is unknown: both failures take the same time.
+  const valid = await verifyPassword(data.password, user?.passwordHash ?? (await dummyPasswordHash));
+  if (!user || !valid) {
+    await services.rateLimits.penalise(limits.loginEmail, data.email);
+    throw invalidCredentials();
+  }
+  await services.rateLimits.reset(limits.loginEmail, data.email);
+  if (needsRehash(user.passwordHash)) {
+    await services.db.prisma.user.update({
+      where: { id: user.id },
+      data: { passwordHash: await hashPassword(data.password) },
+    });
+  }
+  const token = await createSession(services, user.id);
+  return { token, user: { id: user.id, email: user.email, name: user.name, createdAt: user.createdAt } };
+}
+
+export async function logout(services: Services, bearer: string | undefined) {
+  if (bearer) await revokeSession(services, bearer);
+  return { success: true };
+}
+
+export async function changePassword(services: Services, userId: string, input: unknown) {
+  const data = parseInput(changePasswordInput, input);
+  const user = await services.db.prisma.user.findUniqueOrThrow({ where: { id: userId } });
+  if (!(await verifyPassword(data.currentPassword, user.passwordHash))) throw invalidCredentials();
+  await services.db.prisma.user.update({
+    where: { id: userId },
+    data: { passwordHash: await hashPassword(data.newPassword) },
+  });
+  // Every session goes, the caller's included: the contract says all.
+  await revokeAllSessions(services, userId);
+  return { success: true };
+}

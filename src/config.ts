@@ -1,0 +1,71 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+
+// Every variable of decisions.md "Configuration", parsed once at start-up.
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default('127.0.0.1'),
+  DATABASE_URL: z.string().url().optional(),
+  DATA_DIR: z.string().default('./data'),
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  PUBLIC_BASE_URL: z.string().url().optional(),
+  REDIS_URL: z.string().optional(),
+  BILLING_PROVIDER: z.enum(['mock', 'stripe']).default('mock'),
+  BILLING_WEBHOOK_SECRET: z.string().optional(),
+  STRIPE_SECRET_KEY: z.string().optional(),
+  WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().positive().default(5000),
+  GIT_COMMIT: z.string().optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  GRAPHQL_INTROSPECTION: z.enum(['true', 'false']).optional(),
+  // Rate limits (decisions.md "Auth" defaults).
+  RATE_LIMIT_REGISTER_PER_HOUR: z.coerce.number().int().positive().default(10),
+  RATE_LIMIT_LOGIN_PER_IP: z.coerce.number().int().positive().default(20),
+  RATE_LIMIT_LOGIN_FAILED_PER_EMAIL: z.coerce.number().int().positive().default(5),
+  RATE_LIMIT_SDK_CONFIG_PER_MINUTE: z.coerce.number().int().positive().default(600),
+  RATE_LIMIT_SDK_CONSENT_PER_MINUTE: z.coerce.number().int().positive().default(120),
+  // Trust X-Forwarded-For only when a proxy we control sets it.
+  TRUST_PROXY: z.enum(['true', 'false']).default('false'),
+});
+
+export type Config = ReturnType<typeof loadConfig>;
+
+const packageVersion: string = JSON.parse(
+  readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
+).version;
+
+export function loadConfig(env: Record<string, string | undefined> = process.env) {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== ''));
+  const parsed = envSchema.parse(cleaned);
+  const production = parsed.NODE_ENV === 'production';
+  if (production && parsed.BILLING_PROVIDER === 'mock' && !parsed.BILLING_WEBHOOK_SECRET) {
+    throw new Error('BILLING_WEBHOOK_SECRET is required in production');
+  }
+  return {
+    port: parsed.PORT,
+    host: parsed.HOST,
+    databaseUrl: parsed.DATABASE_URL,
+    dataDir: parsed.DATA_DIR,
+    nodeEnv: parsed.NODE_ENV,
+    production,
+    publicBaseUrl: (parsed.PUBLIC_BASE_URL ?? `http://${parsed.HOST}:${parsed.PORT}`).replace(/\/$/, ''),
+    redisUrl: parsed.REDIS_URL,
+    billingProvider: parsed.BILLING_PROVIDER,
+    // Generated per start in development, as decisions.md says.
+    billingWebhookSecret: parsed.BILLING_WEBHOOK_SECRET ?? randomBytes(32).toString('hex'),
+    stripeSecretKey: parsed.STRIPE_SECRET_KEY,
+    webhookRetryBaseMs: parsed.WEBHOOK_RETRY_BASE_MS,
+    gitCommit: parsed.GIT_COMMIT ?? null,
+    logLevel: parsed.LOG_LEVEL,
+    introspection: parsed.GRAPHQL_INTROSPECTION ? parsed.GRAPHQL_INTROSPECTION === 'true' : !production,
+    trustProxy: parsed.TRUST_PROXY === 'true',
+    version: packageVersion,
+    rateLimits: {
+      registerPerHour: parsed.RATE_LIMIT_REGISTER_PER_HOUR,
+      loginPerIp: parsed.RATE_LIMIT_LOGIN_PER_IP,
+      loginFailedPerEmail: parsed.RATE_LIMIT_LOGIN_FAILED_PER_EMAIL,
+      sdkConfigPerMinute: parsed.RATE_LIMIT_SDK_CONFIG_PER_MINUTE,
+      sdkConsentPerMinute: parsed.RATE_LIMIT_SDK_CONSENT_PER_MINUTE,
+    },
+  };
+}

@@ -1,0 +1,83 @@
+import { Redis } from 'ioredis';
+import {
+  RateLimiterMemory,
+  RateLimiterRedis,
+  RateLimiterRes,
+  type RateLimiterAbstract,
+} from 'rate-limiter-flexible';
+import { rateLimited } from '../errors.js';
+
+export interface LimitRule {
+  name: string;
+  points: number;
+  durationSeconds: number;
+}
+
+/**
+ * Rate limiting on rate-limiter-flexible: counters in memory by default, in
+ * Redis when REDIS_URL is set so several instances share them.
+ */
+export class RateLimits {
+  private readonly limiters = new Map<string, RateLimiterAbstract>();
+  private readonly redis?: Redis;
+
+  constructor(redisUrl?: string) {
+    if (redisUrl) this.redis = new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  }
+
+  private limiter(rule: LimitRule): RateLimiterAbstract {
+    let limiter = this.limiters.get(rule.name);
+    if (!limiter) {
+      const options = { keyPrefix: `rl:${rule.name}`, points: rule.points, duration: rule.durationSeconds };
+      limiter = this.redis
+        ? new RateLimiterRedis({
+            ...options,
+            storeClient: this.redis,
+            // A Redis outage must not lock operators out: fall back to per-instance counters.
+            insuranceLimiter: new RateLimiterMemory(options),
+          })
+        : new RateLimiterMemory(options);
+      this.limiters.set(rule.name, limiter);
+    }
+    return limiter;
+  }
+
+  /** Counts one hit; throws `rate_limited` (with Retry-After data) when the rule is exhausted. */
+  async consume(rule: LimitRule, key: string): Promise<void> {
+    try {
+      await this.limiter(rule).consume(key);
+    } catch (rejection) {
+      if (rejection instanceof RateLimiterRes) throw rateLimited(describe(rule, rejection));
+      throw rejection;
+    }
+  }
+
+  /** Throws `rate_limited` if the rule is already exhausted for the key, without counting. */
+  async check(rule: LimitRule, key: string): Promise<void> {
+    const state = await this.limiter(rule).get(key);
+    if (state && state.consumedPoints >= rule.points) throw rateLimited(describe(rule, state));
+  }
+
+  /** Counts one hit without throwing (e.g. a failed login against the e-mail's budget). */
+  async penalise(rule: LimitRule, key: string): Promise<void> {
+    await this.limiter(rule).penalty(key, 1);
+  }
+
+  async reset(rule: LimitRule, key: string): Promise<void> {
+    await this.limiter(rule).delete(key);
+  }
+
+  async close(): Promise<void> {
+    this.redis?.disconnect();
+  }
+}
+
+function describe(rule: LimitRule, state: RateLimiterRes) {
+  const retryAfter = Math.max(1, Math.ceil(state.msBeforeNext / 1000));
+  return {
+    limit: rule.points,
+    remaining: Math.max(0, state.remainingPoints),
+    retryAfter,
+    reset: Math.ceil((Date.now() + state.msBeforeNext) / 1000),
+  };
+}

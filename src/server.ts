@@ -1,0 +1,72 @@
+import { existsSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { pino } from 'pino';
+import { allRoutes } from '../rest/routes/index.js';
+import { schema } from '../schema/index.js';
+import { createApp } from './app.js';
+import { loadConfig, type Config } from './config.js';
+import { openDatabase } from './db/database.js';
+import { migrate } from './db/migrate.js';
+import { socketPathFor } from './db/socket.js';
+import { RateLimits } from './rate-limit/index.js';
+import type { Services } from './services.js';
+import { startWorkers } from './workers.js';
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  services: Services;
+  server: Server;
+  close(): Promise<void>;
+}
+
+export async function startServer(
+  overrides: Partial<Config> = {},
+  options: { now?: () => Date } = {},
+): Promise<RunningServer> {
+  const config = { ...loadConfig(), ...overrides };
+  const logger = pino({ level: config.logLevel, base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
+  const db = await openDatabase(config);
+  const applied = await migrate(db);
+  if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
+
+  let socketServer: PGLiteSocketServer | undefined;
+  if (db.pglite && !config.dataDir.startsWith('memory://')) {
+    const path = socketPathFor(config.dataDir);
+    if (existsSync(path)) rmSync(path); // left by a crash; PGlite's own lock guards the data
+    socketServer = new PGLiteSocketServer({ db: db.pglite, path });
+    await socketServer.start();
+  }
+
+  const services: Services = {
+    config,
+    db,
+    logger,
+    rateLimits: new RateLimits(config.redisUrl),
+    now: options.now ?? (() => new Date()),
+  };
+  const app = createApp(services, schema, allRoutes(new Date()));
+  const server = createServer({ keepAliveTimeout: 5000 }, app.listener);
+  await new Promise<void>((done) => server.listen(config.port, config.host, done));
+  const workers = startWorkers(services);
+  const { port } = server.address() as AddressInfo;
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      // Stop accepting, answer what is in flight, stop workers, then let go of the database.
+      const stopped = new Promise((done) => server.close(done));
+      server.closeIdleConnections();
+      await app.drain();
+      server.closeAllConnections();
+      await stopped;
+      await Promise.all(workers.map((worker) => worker.stop()));
+      await socketServer?.stop();
+      await services.rateLimits.close();
+      await db.close();
+    })());
+
+  return { url: `http://${config.host}:${port}`, port, services, server, close };
+}

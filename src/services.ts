@@ -1,0 +1,14 @@
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { Database } from './db/database.js';
+import type { RateLimits } from './rate-limit/index.js';
+
+/** Long-lived things built once at start-up and shared by every request. */
+export interface Services {
+  config: Config;
+  db: Database;
+  rateLimits: RateLimits;
+  logger: Logger;
+  /** Injectable clock: tests move time instead of sleeping. */
+  now: () => Date;
+}

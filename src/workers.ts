@@ -1,0 +1,13 @@
+import type { Services } from './services.js';
+
+/** A background job inside the service (webhook delivery, billing schedules). */
+export interface Worker {
+  name: string;
+  /** Stops taking new work and finishes (or hands back) what it holds. */
+  stop(): Promise<void>;
+}
+
+/** Starts every background worker; domains add theirs here. */
+export function startWorkers(_services: Services): Worker[] {
+  return [];
+}

@@ -1,0 +1,78 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import type { Config } from '../../src/config.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+
+/**
+ * The database the suite runs on: the embedded one by default, PostgreSQL
+ * when TEST_DATABASE_URL is set (CI runs the suite both ways). Each server
+ * gets a database of its own, so files run in parallel without sharing rows.
+ */
+export const onPostgres = !!process.env.TEST_DATABASE_URL;
+
+export async function freshDatabaseUrl(): Promise<string | undefined> {
+  const adminUrl = process.env.TEST_DATABASE_URL;
+  if (!adminUrl) return undefined;
+  const name = `test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${name}"`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+export interface TestServer extends RunningServer {
+  /** Sends a request; JSON bodies are encoded, JSON responses decoded into `body`. */
+  request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  token?: string;
+  headers?: Record<string, string>;
+  /** Sent as is (malformed JSON tests). */
+  raw?: string;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+export async function startTestServer(overrides: Partial<Config> = {}, options: { now?: () => Date } = {}): Promise<TestServer> {
+  const databaseUrl = overrides.databaseUrl ?? (await freshDatabaseUrl());
+  const running = await startServer(
+    {
+      port: 0,
+      dataDir: 'memory://',
+      logLevel: (process.env.TEST_LOG_LEVEL as Config['logLevel']) ?? 'silent',
+      nodeEnv: 'test',
+      ...overrides,
+      databaseUrl,
+    },
+    options,
+  );
+  return {
+    ...running,
+    request: (method, path, options = {}) => send(running.url, method, path, options),
+  };
+}
+
+export async function send(baseUrl: string, method: string, path: string, options: RequestOptions = {}): Promise<TestResponse> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  let body: string | undefined = options.raw;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(baseUrl + path, { method, headers, body });
+  const text = await response.text();
+  let parsed: unknown = text;
+  if (response.headers.get('content-type')?.includes('json') && text) parsed = JSON.parse(text);
+  return { status: response.status, headers: response.headers, body: parsed, text };
+}

@@ -1,0 +1,16 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  // Node resolves `graphql` to its CommonJS build for the libraries; make our own files
+  // use the same copy (Vite would pick the .mjs one and graphql refuses two realms).
+  resolve: { alias: [{ find: /^graphql$/, replacement: fileURLToPath(new URL('node_modules/graphql/index.js', import.meta.url)) }] },
+  test: {
+    include: ['test/**/*.test.ts', 'sdk/test/**/*.test.ts'],
+    // Each file starts its own server and database; two cores, so keep parallelism modest.
+    pool: 'forks',
+    maxWorkers: 2,
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+  },
+});
