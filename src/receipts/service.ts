@@ -100,8 +100,9 @@ export interface ExportRequest {
 
 export function planExport(services: Services, projectId: string, input: unknown): ExportRequest {
   const data = parseInput(exportInput, input ?? {});
-  // Without `to`, the export ends where it started: receipts recorded meanwhile are not chased.
-  const to = data.to ?? services.now();
+  // Without `to`, the export covers everything recorded up to the moment it starts (inclusive),
+  // and receipts recorded while it streams are not chased.
+  const to = data.to ?? new Date(services.now().getTime() + 1);
   const stamp = to.toISOString().slice(0, 10);
   return { projectId, format: data.format, from: data.from ?? null, to, filename: `receipts-${projectId}-${stamp}.${data.format}` };
 }
