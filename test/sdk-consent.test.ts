@@ -106,8 +106,8 @@ describe('POST /api/sdk/v1/consent', () => {
     const wrongType = await s.post(undefined, { raw: JSON.stringify(s.valid), headers: { 'content-type': 'text/plain' } });
     expect(wrongType.status).toBe(400);
     expect(wrongType.body.code).toBe('invalid_body');
-    const [{ count }] = await server.services.db.query<{ count: number }>('SELECT count(*)::int AS count FROM receipts WHERE project_id = $1', [s.project.id]);
-    expect(count).toBe(0);
+    const [row] = await server.services.db.query<{ count: number }>('SELECT count(*)::int AS count FROM receipts WHERE project_id = $1', [s.project.id]);
+    expect(row!.count).toBe(0);
   });
 
   it('refuses bodies over 16 KiB with 413 payload_too_large', async () => {

@@ -1,4 +1,3 @@
-import { sha256Hex } from '../auth/tokens.js';
 import { KEY_PATTERN } from '../keys/service.js';
 import type { Services } from '../services.js';
 import { sdkCache, type ProjectAccess } from './cache.js';
@@ -20,7 +19,7 @@ const serviceOrigins = new WeakMap<Services, string>();
 export async function authenticateSdk(services: Services, token: string | undefined, origin: string | undefined): Promise<SdkCaller> {
   if (!token || !KEY_PATTERN.test(token)) throw invalidKey();
   const cache = sdkCache(services);
-  const key = await cache.key(sha256Hex(token));
+  const key = await cache.key(token);
   if (!key) throw invalidKey();
   const project = await cache.project(key.projectId);
   if (project.revokedKeyIds.has(key.keyId)) throw revokedKey();
@@ -46,7 +45,7 @@ export type KeyStatus = 'ACTIVE' | 'REVOKED' | 'UNKNOWN';
 export async function publishableKeyStatus(services: Services, token: string): Promise<KeyStatus> {
   if (!KEY_PATTERN.test(token)) return 'UNKNOWN';
   const cache = sdkCache(services);
-  const key = await cache.key(sha256Hex(token));
+  const key = await cache.key(token);
   if (!key) return 'UNKNOWN';
   const project = await cache.project(key.projectId);
   return project.revokedKeyIds.has(key.keyId) ? 'REVOKED' : 'ACTIVE';

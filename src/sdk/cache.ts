@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { sha256Hex } from '../auth/tokens.js';
 import type { Services } from '../services.js';
 import type { Worker } from '../workers.js';
 import { OriginRules } from './origins.js';
@@ -63,17 +64,20 @@ export class SdkCache {
 
   constructor(private readonly services: Services) {}
 
-  /** The key behind a secret's SHA-256, or null when no key has that hash. */
-  key(secretHash: string): Promise<KeyIdentity | null> {
-    let entry = this.keys.get(secretHash);
+  /**
+   * The key behind a publishable secret, or null when none has its SHA-256. Found keys are
+   * remembered by the secret itself (publishable, and in this process anyway) so the hot path
+   * skips hashing; unknown secrets are not kept, so guessing keys cannot fill memory.
+   */
+  key(secret: string): Promise<KeyIdentity | null> {
+    let entry = this.keys.get(secret);
     if (!entry) {
       entry = this.services.db.prisma.apiKey
-        .findUnique({ where: { secretHash }, select: { id: true, projectId: true } })
+        .findUnique({ where: { secretHash: sha256Hex(secret) }, select: { id: true, projectId: true } })
         .then((row) => row && { keyId: row.id, projectId: row.projectId });
-      // Unknown hashes are not kept: guessing keys must not fill memory.
-      void entry.then((found) => found || this.keys.delete(secretHash), () => this.keys.delete(secretHash));
+      void entry.then((found) => found || this.keys.delete(secret), () => this.keys.delete(secret));
       if (this.keys.size >= MAX_KEYS) this.keys.clear();
-      this.keys.set(secretHash, entry);
+      this.keys.set(secret, entry);
     }
     return entry;
   }
