@@ -1,11 +1,10 @@
 import { uuidv7 } from 'uuidv7';
 import { z } from 'zod';
-import { notifyMembers } from '../notifications/notify.js';
 import type { Services } from '../services.js';
-import { enqueueConsentUpdated } from '../webhooks/outbox.js';
 import { authenticateSdk } from './access.js';
 import { sdkCache } from './cache.js';
 import { consentHashMismatch, invalidBody, invalidVersion } from './errors.js';
+import { receiptWriter } from './receipt-writer.js';
 
 export const MAX_CHOICES = 200;
 
@@ -32,8 +31,8 @@ export interface ConsentAck {
 /**
  * Records one append-only receipt. The receipt, its `consent.updated` outbox
  * event and (for a project's first receipt) the go-live notification commit
- * together, before the caller hears 201. The client's `timestamp` is checked
- * but not stored: `createdAt` is the server's.
+ * together (src/sdk/receipt-writer.ts) before the caller hears 201. The client's
+ * `timestamp` is checked but not stored: `createdAt` is the server's.
  */
 export async function recordConsent(
   services: Services,
@@ -65,56 +64,17 @@ export async function recordConsent(
 
   const id = uuidv7();
   const createdAt = services.now();
-  const projectId = project.projectId;
-  const checkGoLive = !cache.knowsReceipts(projectId);
-  await services.db.prisma.$transaction(async (tx) => {
-    let first = false;
-    if (checkGoLive) {
-      // Receipts of one project queue here only until this instance knows the project is live;
-      // NO KEY UPDATE does not block the receipts' own foreign-key locks elsewhere.
-      await tx.$queryRaw`SELECT id FROM projects WHERE id = ${projectId} FOR NO KEY UPDATE`;
-      const [row] = await tx.$queryRaw<{ live: boolean }[]>`SELECT EXISTS (SELECT 1 FROM receipts WHERE project_id = ${projectId}) AS live`;
-      first = !row!.live;
-    }
-    await tx.receipt.create({
-      data: {
-        id,
-        projectId,
-        versionId: version.id,
-        consentHash: version.consentHash,
-        choices,
-        installationId: body.installationId,
-        sdkVersion: body.sdkVersion ?? null,
-        apiKeyId: keyId,
-        createdAt,
-      },
-      select: { id: true },
-    });
-    await enqueueConsentUpdated(tx, uuidv7(), createdAt, {
-      projectId,
-      receiptId: id,
-      versionId: version.id,
-      versionNumber: version.number,
-      consentHash: version.consentHash,
-      choices,
-      installationId: body.installationId,
-    });
-    if (first) await notifyGoLive(tx, projectId, createdAt);
-  });
-  if (checkGoLive) cache.rememberReceipts(projectId);
-  return { ok: true, id, createdAt };
-}
-
-async function notifyGoLive(tx: Parameters<typeof notifyMembers>[0], projectId: string, createdAt: Date) {
-  const project = await tx.project.findUniqueOrThrow({ where: { id: projectId }, select: { organizationId: true, name: true } });
-  await notifyMembers(tx, {
-    organizationId: project.organizationId,
-    projectId,
-    product: 'consent',
-    type: 'consent.first_receipt',
-    title: `${project.name} is live: first consent receipt recorded`,
-    body: 'The SDK recorded the first visitor decision for this project.',
-    link: `/projects/${projectId}/receipts`,
+  await receiptWriter(services).write({
+    id,
+    projectId: project.projectId,
+    versionId: version.id,
+    versionNumber: version.number,
+    consentHash: version.consentHash,
+    choices,
+    installationId: body.installationId,
+    sdkVersion: body.sdkVersion ?? null,
+    apiKeyId: keyId,
     createdAt,
   });
+  return { ok: true, id, createdAt };
 }
