@@ -113,7 +113,6 @@ export const EXPORT_COLUMNS = ['id', 'versionId', 'versionNumber', 'consentHash'
 interface ExportRow {
   id: string;
   version_id: string;
-  number: number;
   consent_hash: string;
   choices: unknown;
   installation_id: string;
@@ -127,22 +126,19 @@ interface ExportRow {
  * so memory stays flat however many receipts there are.
  */
 async function* exportBatches(services: Services, request: ExportRequest): AsyncGenerator<ReceiptView[]> {
+  const versions = await services.db.query<{ id: string; number: number }>('SELECT id, number FROM consent_versions WHERE project_id = $1', [
+    request.projectId,
+  ]);
+  const numberOf = new Map(versions.map((v) => [v.id, v.number]));
   let after: Position = { createdAt: request.from ?? new Date(0), id: '' };
   for (;;) {
-    const rows = await services.db.query<ExportRow>(
-      `SELECT r.id, r.version_id, v.number, r.consent_hash, r.choices, r.installation_id, r.sdk_version, r.created_at
-         FROM receipts r JOIN consent_versions v ON v.id = r.version_id
-        WHERE r.project_id = $1 AND r.created_at < $2 AND (r.created_at, r.id) > ($3, $4)
-        ORDER BY r.created_at, r.id
-        LIMIT ${EXPORT_BATCH}`,
-      [request.projectId, request.to, after.createdAt, after.id],
-    );
+    const rows = await readBatch(services, [request.projectId, request.to, after.createdAt, after.id]);
     if (!rows.length) return;
     const batch = rows.map(
       (row): ReceiptView => ({
         id: row.id,
         versionId: row.version_id,
-        versionNumber: row.number,
+        versionNumber: numberOf.get(row.version_id)!,
         consentHash: row.consent_hash,
         choices: typeof row.choices === 'string' ? JSON.parse(row.choices) : row.choices,
         installationId: row.installation_id,
@@ -155,6 +151,29 @@ async function* exportBatches(services: Services, request: ExportRequest): Async
     const last = batch.at(-1)!;
     after = { createdAt: last.createdAt, id: last.id };
   }
+}
+
+const BATCH_SQL = `SELECT id, version_id, consent_hash, choices, installation_id, sdk_version, created_at
+  FROM receipts
+ WHERE project_id = $1 AND created_at < $2 AND (created_at, id) > ($3, $4)
+ ORDER BY created_at, id
+ LIMIT ${EXPORT_BATCH}`;
+
+/**
+ * One keyset batch. On PostgreSQL the batch runs with sorting disabled, so it always walks the
+ * (project_id, created_at, id) index from the cursor: right after a bulk load, before statistics
+ * exist, the planner would otherwise sort the whole project for every batch.
+ */
+function readBatch(services: Services, params: unknown[]): Promise<ExportRow[]> {
+  if (services.db.kind !== 'postgres') return services.db.query<ExportRow>(BATCH_SQL, params);
+  return services.db.withConnection(async (conn) => {
+    await conn.exec('BEGIN READ ONLY; SET LOCAL enable_sort = off');
+    try {
+      return await conn.query<ExportRow>(BATCH_SQL, params);
+    } finally {
+      await conn.exec('COMMIT');
+    }
+  });
 }
 
 const wire = (receipt: ReceiptView) => ({ ...receipt, createdAt: receipt.createdAt.toISOString() });
