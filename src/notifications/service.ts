@@ -8,7 +8,7 @@ export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 200;
 
 const listInput = z.object({
-  limit: z.number().int().min(1, `At least 1`).max(MAX_LIMIT, `At most ${MAX_LIMIT}`).default(DEFAULT_LIMIT),
+  limit: z.number().int().min(1, `At least 1`).max(MAX_LIMIT, `At most ${MAX_LIMIT}`).nullish(),
   cursor: z.string().nullish(),
   unread: z.boolean().nullish(),
   product: z.string().regex(/^[a-z][a-z0-9_-]{0,63}$/, 'A product name such as consent or billing').nullish(),
@@ -24,7 +24,8 @@ const listInput = z.object({
  * at the cursor however deep the page (bench/notifications-plans.ts).
  */
 export async function listNotifications(prisma: Services['db']['prisma'], userId: string, input: unknown) {
-  const { limit, cursor, unread, product } = parseInput(listInput, input);
+  const { cursor, unread, product, ...rest } = parseInput(listInput, input);
+  const limit = rest.limit ?? DEFAULT_LIMIT;
   const after = cursor ? decodeCursor(cursor) : null;
   const where: Prisma.NotificationWhereInput = {
     userId,
