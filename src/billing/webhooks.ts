@@ -84,7 +84,7 @@ async function checkoutCompleted(tx: Tx, provider: string, object: z.infer<typeo
   });
   if (!count) return;
   const { organizationId, planId, interval } = checkout;
-  const existing = await lockSubscription(tx, organizationId);
+  await lockSubscription(tx, organizationId);
   // Until the provider reports the period, it is one interval from payment.
   const currentPeriodEnd = new Date(now);
   if (interval === 'year') currentPeriodEnd.setUTCFullYear(currentPeriodEnd.getUTCFullYear() + 1);
@@ -93,6 +93,7 @@ async function checkoutCompleted(tx: Tx, provider: string, object: z.infer<typeo
     planId,
     status: 'active',
     interval,
+    trialEndsAt: null, // a trial paid for is over; trialUsed keeps that it happened
     currentPeriodEnd,
     cancelAtPeriodEnd: false,
     provider,
@@ -103,7 +104,7 @@ async function checkoutCompleted(tx: Tx, provider: string, object: z.infer<typeo
   await tx.subscription.upsert({
     where: { organizationId },
     create: { organizationId, ...data, createdAt: now },
-    update: { ...data, trialUsed: existing?.trialUsed ?? false },
+    update: data,
   });
   const plan = findPlan(planId);
   await notifyBillingChange(tx, organizationId, now, {
