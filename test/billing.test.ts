@@ -181,12 +181,14 @@ describe('POST /orgs/:orgId/billing/trial', () => {
 });
 
 describe('POST /orgs/:orgId/billing/cancel', () => {
-  it('cancels a trial at the end of its period; with nothing to cancel it is 409', async () => {
+  it('cancels a trial at the end of its period; with nothing to cancel it changes nothing', async () => {
     now = START;
     const owner = await operator(server);
     const free = await organization(server, owner);
     const nothing = await post(`/api/platform/orgs/${free.id}/billing/cancel`, owner.token);
-    expect(nothing.status).toBe(409);
+    expect(nothing.status).toBe(200);
+    expect(nothing.body).toEqual((await billing(free.id, owner.token)).body);
+    expect(nothing.body.subscription).toBeNull();
 
     const org = await organization(server, owner, { planId: 'starter' });
     const canceled = await post(`/api/platform/orgs/${org.id}/billing/cancel`, owner.token);
@@ -246,8 +248,7 @@ describe('billing schedule', () => {
     expect((await inbox(t.viewer.token)).filter((n) => n.organizationId === t.org.id)).toEqual([]);
 
     now = new Date(START.getTime() + 11 * DAY_MS + 1); // just under 3 days left
-    const first = await runBillingSchedule(server.services);
-    expect(first.trialEndingNotified).toBeGreaterThanOrEqual(1);
+    await runBillingSchedule(server.services);
     now = new Date(START.getTime() + 12 * DAY_MS);
     await runBillingSchedule(server.services);
     for (const member of [t.owner, t.admin, t.viewer]) {
@@ -257,8 +258,7 @@ describe('billing schedule', () => {
     }
 
     now = new Date(START.getTime() + 14 * DAY_MS);
-    const expired = await runBillingSchedule(server.services);
-    expect(expired.trialsExpired).toBeGreaterThanOrEqual(1);
+    await runBillingSchedule(server.services);
     const mine = (await inbox(t.owner.token)).filter((n) => n.organizationId === t.org.id);
     expect(mine.map((n) => n.type)).toEqual(['billing.subscription_changed', 'billing.trial_ending']);
     expect(mine[0]!.title).toBe('Growth trial ended');
@@ -276,8 +276,7 @@ describe('billing schedule', () => {
     const owner = await operator(server);
     const orgs = await Promise.all([1, 2, 3].map(() => organization(server, owner, { planId: 'starter' })));
     now = new Date(START.getTime() + 12 * DAY_MS);
-    const passes = await Promise.all([runBillingSchedule(server.services), runBillingSchedule(server.services)]);
-    expect(passes[0]!.trialEndingNotified + passes[1]!.trialEndingNotified).toBeGreaterThanOrEqual(3);
+    await Promise.all([runBillingSchedule(server.services), runBillingSchedule(server.services)]);
     const mine = await inbox(owner.token);
     for (const org of orgs) expect(mine.filter((n) => n.organizationId === org.id)).toHaveLength(1);
   });

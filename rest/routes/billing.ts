@@ -109,7 +109,7 @@ export const billingRoutes = [
   route({
     method: 'POST',
     path: '/api/platform/orgs/:orgId/billing/cancel',
-    summary: 'Cancel at the end of the period (Owner); then the organization falls to free',
+    summary: 'Cancel at the end of the period (Owner); then the organization falls to free. Nothing live to cancel: 200, unchanged',
     auth: 'session',
     operation: 'CancelSubscription',
     variables: ({ params }) => ({ orgId: params.orgId }),
@@ -117,7 +117,6 @@ export const billingRoutes = [
     responses: {
       200: { description: 'Canceled at period end', schema: OrganizationBilling },
       ...ownerMutationErrors,
-      409: { description: 'No live subscription to cancel', schema: ErrorBody },
     },
   }),
   // Not a GraphQL operation: a provider-to-service callback authenticated by a

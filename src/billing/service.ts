@@ -117,13 +117,16 @@ export async function startCheckout(services: Services, organizationId: string, 
   return checkout;
 }
 
-/** Stops renewal: the plan stays until the end of the paid (or trial) period, then falls to free. */
+/**
+ * Stops renewal: the plan stays until the end of the paid (or trial) period,
+ * then falls to free. Idempotent: with nothing live to cancel (on free, or
+ * already canceled) it changes nothing and answers the current state.
+ */
 export async function cancelSubscription(services: Services, organizationId: string) {
   const prisma = services.db.prisma;
   const now = services.now();
   const current = await prisma.subscription.findUnique({ where: { organizationId } });
-  if (!current || currentStatus(current, now) === 'canceled') throw conflict('There is no subscription to cancel');
-  if (!current.cancelAtPeriodEnd) {
+  if (current && currentStatus(current, now) !== 'canceled' && !current.cancelAtPeriodEnd) {
     const provider = billingProvider(services.config);
     // Tell the provider first: if it refuses, nothing changes here.
     if (current.provider === provider.name && current.providerSubscriptionId) {
