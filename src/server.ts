@@ -50,8 +50,10 @@ export async function startServer(
   const app = createApp(services, schema, allRoutes(new Date()));
   const server = createServer({ keepAliveTimeout: 5000 }, app.listener);
   await new Promise<void>((done) => server.listen(config.port, config.host, done));
-  const workers = startWorkers(services);
   const { port } = server.address() as AddressInfo;
+  // The default PUBLIC_BASE_URL is http://HOST:PORT: name the port really bound (port 0 in tests).
+  if (!overrides.publicBaseUrl && !process.env.PUBLIC_BASE_URL) config.publicBaseUrl = `http://${config.host}:${port}`;
+  const workers = startWorkers(services);
 
   let closing: Promise<void> | undefined;
   const close = () =>

@@ -1,3 +1,4 @@
+import { billingScheduleWorker } from './billing/schedule.js';
 import type { Services } from './services.js';
 
 /** A background job inside the service (webhook delivery, billing schedules). */
@@ -8,6 +9,8 @@ export interface Worker {
 }
 
 /** Starts every background worker; domains add theirs here. */
-export function startWorkers(_services: Services): Worker[] {
-  return [];
+export function startWorkers(services: Services): Worker[] {
+  return [
+    billingScheduleWorker(services),
+  ];
 }
