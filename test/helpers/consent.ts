@@ -1,9 +1,15 @@
 import { expect } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 import type { Operator } from './fixtures.js';
 import type { TestServer } from './server.js';
 
 export const consentPath = (projectId: string, rest = '') => `/api/platform/projects/${projectId}/consent${rest}`;
 export const evidencePath = (projectId: string, rest = '') => `/api/platform/projects/${projectId}/evidence/publish${rest}`;
+
+/** Config overrides for files that register many operators (a fresh team per test). */
+export const manyOperators = {
+  rateLimits: { ...loadConfig().rateLimits, registerPerHour: 10_000, loginPerIp: 10_000 },
+};
 
 export const NOTICE = {
   title: 'We value your privacy',
