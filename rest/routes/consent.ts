@@ -4,7 +4,7 @@ import { ErrorBody, pick, sessionErrors, timestamp, validationError } from '../s
 
 const BASE = '/api/platform/projects/:projectId/consent';
 
-export const Category = z.object({ id: z.string(), name: z.string(), sortOrder: z.number().int() }).meta({ id: 'Category' });
+export const Category = z.object({ id: z.string(), name: z.string(), sortOrder: z.number().int() }).meta({ id: 'ConsentCategory' });
 export const Purpose = z
   .object({
     id: z.string(),
@@ -15,14 +15,14 @@ export const Purpose = z
     categoryId: z.string(),
     sortOrder: z.number().int(),
   })
-  .meta({ id: 'Purpose' });
+  .meta({ id: 'ConsentPurpose' });
 const NOTICE_FIELDS = ['title', 'description', 'acceptLabel', 'rejectLabel', 'manageLabel', 'companyName', 'logoUrl', 'primaryColor'] as const;
 export const Notice = z
   .object(Object.fromEntries(NOTICE_FIELDS.map((field) => [field, z.string()])) as Record<(typeof NOTICE_FIELDS)[number], z.ZodString>)
-  .meta({ id: 'Notice', description: 'Unset fields are empty strings' });
+  .meta({ id: 'ConsentNotice', description: 'Unset fields are empty strings' });
 export const Version = z
   .object({ id: z.string(), number: z.number().int(), publishedAt: timestamp, contentHash: z.string(), consentHash: z.string() })
-  .meta({ id: 'Version' });
+  .meta({ id: 'ConsentVersion' });
 const Configuration = z
   .object({
     draft: z.object({ categories: z.array(Category), purposes: z.array(Purpose), notice: Notice }),

@@ -10,7 +10,7 @@ const BASE = '/api/platform/projects/:projectId/evidence/publish';
 const FORMATS = ['json', 'html', 'csv'] as const;
 type Format = (typeof FORMATS)[number];
 
-const Publisher = z.object({ id: z.string(), email: z.string(), name: z.string() }).meta({ id: 'Publisher' });
+const Publisher = z.object({ id: z.string(), email: z.string(), name: z.string() }).meta({ id: 'EvidencePublisher' });
 const EvidenceSummary = z
   .object({ versionId: z.string(), number: z.number().int(), publishedAt: timestamp, publishedBy: Publisher, contentHash: z.string(), consentHash: z.string() })
   .meta({ id: 'PublishEvidenceSummary' });

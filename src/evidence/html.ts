@@ -38,7 +38,7 @@ export function renderEvidenceHtml({ project, evidence, generatedAt }: EvidenceD
   const hashRow = (name: keyof typeof checks, covers: string) => `
         <tr>
           <th scope="row">${name}</th>
-          <td><code class="hash">${esc(hashes[name])}</code></td>
+          <td class="hash-cell"><code class="hash">${esc(hashes[name])}</code></td>
           <td>${covers}</td>
           <td class="${checks[name] ? 'ok' : 'bad'}">${checks[name] ? '&#10003; matches' : '&#10007; MISMATCH'}</td>
         </tr>`;
@@ -57,38 +57,40 @@ export function renderEvidenceHtml({ project, evidence, generatedAt }: EvidenceD
   body { margin: 0; background: #e9ecef; color: var(--ink); font: 14px/1.5 -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
   .page { max-width: 960px; margin: 24px auto; background: #fff; padding: 40px 48px; box-shadow: 0 1px 3px rgba(0,0,0,.12); }
   header.doc { border-bottom: 3px solid var(--accent); padding-bottom: 16px; margin-bottom: 24px; display: flex; justify-content: space-between; gap: 24px; align-items: flex-end; }
-  .eyebrow { text-transform: uppercase; letter-spacing: .08em; font-size: 11px; color: var(--muted); margin: 0 0 4px; font-weight: 600; }
-  h1 { font-size: 24px; margin: 0; line-height: 1.25; }
+  .eyebrow { text-transform: uppercase; letter-spacing: .08em; font-size: .78em; color: var(--muted); margin: 0 0 4px; font-weight: 600; }
+  h1 { font-size: 1.7em; margin: 0; line-height: 1.25; }
   .version-badge { background: var(--accent); color: #fff; border-radius: 6px; padding: 8px 14px; text-align: center; white-space: nowrap; }
-  .version-badge b { display: block; font-size: 22px; line-height: 1.1; }
-  .version-badge span { font-size: 11px; text-transform: uppercase; letter-spacing: .08em; }
-  h2 { font-size: 15px; text-transform: uppercase; letter-spacing: .06em; color: var(--accent); margin: 32px 0 10px; padding-bottom: 4px; border-bottom: 1px solid var(--line); }
-  dl.facts { display: grid; grid-template-columns: 190px 1fr; margin: 0; border: 1px solid var(--line); border-radius: 6px; overflow: hidden; }
+  .version-badge b { display: block; font-size: 1.6em; line-height: 1.1; }
+  .version-badge span { font-size: .78em; text-transform: uppercase; letter-spacing: .08em; }
+  h2 { font-size: 1.07em; text-transform: uppercase; letter-spacing: .06em; color: var(--accent); margin: 32px 0 10px; padding-bottom: 4px; border-bottom: 1px solid var(--line); }
+  dl.facts { display: grid; grid-template-columns: 13.5em 1fr; margin: 0; border: 1px solid var(--line); border-radius: 6px; overflow: hidden; }
   dl.facts dt, dl.facts dd { margin: 0; padding: 7px 12px; border-bottom: 1px solid var(--line); }
   dl.facts dt { background: var(--soft); color: var(--muted); font-weight: 600; }
   dl.facts dt:nth-last-of-type(1), dl.facts dd:last-of-type { border-bottom: 0; }
-  table { width: 100%; border-collapse: collapse; margin: 0; font-size: 13px; }
+  table { width: 100%; border-collapse: collapse; margin: 0; font-size: .93em; }
   th, td { text-align: left; vertical-align: top; padding: 7px 10px; border-bottom: 1px solid var(--line); }
-  thead th { background: var(--soft); color: var(--muted); font-size: 11px; text-transform: uppercase; letter-spacing: .05em; border-bottom: 2px solid var(--line); }
+  thead th { background: var(--soft); color: var(--muted); font-size: .84em; text-transform: uppercase; letter-spacing: .05em; border-bottom: 2px solid var(--line); }
   tbody th { font-weight: 600; white-space: nowrap; }
-  td.num, th.num { text-align: right; white-space: nowrap; }
-  code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace; font-size: 12px; }
+  td.num, th.num { text-align: right; white-space: nowrap; width: 1%; }
+  td.hash-cell { width: 42%; }
+  code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace; font-size: .88em; }
+  td code, dd code { font-size: 1em; }
   code.hash { word-break: break-all; }
   .ok { color: var(--ok); font-weight: 600; white-space: nowrap; }
   .bad { color: var(--bad); font-weight: 700; white-space: nowrap; }
   .muted { color: var(--muted); }
-  .pill { display: inline-block; padding: 0 8px; border-radius: 10px; font-size: 12px; font-weight: 600; }
+  .pill { display: inline-block; padding: 0 8px; border-radius: 10px; font-size: .86em; font-weight: 600; }
   .pill.req { background: #fdecea; color: var(--bad); }
   .pill.opt { background: #e8f2fb; color: var(--accent); }
   .swatch { display: inline-block; width: 12px; height: 12px; border: 1px solid var(--line); border-radius: 2px; vertical-align: -1px; margin-right: 6px; }
   .text { white-space: pre-wrap; overflow-wrap: anywhere; }
   ol.steps { padding-left: 20px; margin: 8px 0 0; }
   ol.steps li { margin-bottom: 6px; }
-  pre.json { background: var(--soft); border: 1px solid var(--line); border-radius: 6px; padding: 12px; white-space: pre-wrap; word-break: break-all; font-size: 11px; margin: 8px 0 0; }
-  footer.doc { margin-top: 32px; padding-top: 12px; border-top: 1px solid var(--line); color: var(--muted); font-size: 12px; display: flex; justify-content: space-between; gap: 16px; }
+  pre.json { background: var(--soft); border: 1px solid var(--line); border-radius: 6px; padding: 12px; white-space: pre-wrap; word-break: break-all; font-size: .78em; margin: 8px 0 0; }
+  footer.doc { margin-top: 32px; padding-top: 12px; border-top: 1px solid var(--line); color: var(--muted); font-size: .86em; display: flex; justify-content: space-between; gap: 16px; }
   @page { size: A4; margin: 14mm; }
   @media print {
-    body { background: #fff; font-size: 11px; }
+    body { background: #fff; font-size: 10pt; }
     .page { margin: 0; padding: 0; max-width: none; box-shadow: none; }
     h2 { break-after: avoid; }
     tr, dl.facts dt, dl.facts dd { break-inside: avoid; }
