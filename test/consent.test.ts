@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { consentRoutes } from '../rest/routes/consent.js';
 import { latestPublishedVersion } from '../src/consent/versions.js';
 import { consentPath, evidencePath, manyOperators, NOTICE, publish, putDraft } from './helpers/consent.js';
 import { team, type Operator } from './helpers/fixtures.js';
@@ -643,6 +644,11 @@ describe('access: every route by role', () => {
         const before = status >= 400 ? await snapshot(t) : null;
         const response = await server.request(route.method, path, { token: actor?.token, body });
         expect(response.status, `${who}: ${response.text}`).toBe(status);
+        // The body is exactly what the route declares for OpenAPI (parsing drops undeclared keys).
+        const declared = consentRoutes.find((r) => r.method === route.method && r.path === `/api/platform/projects/:projectId${route.name.split(' ')[1]}`);
+        const schema = (declared!.responses as Record<number, { schema?: { parse(v: unknown): unknown } }>)[status]?.schema;
+        if (schema) expect(schema.parse(response.body)).toEqual(response.body);
+        else expect(response.text).toBe('');
         if (before) {
           expect(response.body.code).toBe({ 401: 'unauthorized', 403: 'forbidden', 404: 'not_found' }[status]);
           expect(await snapshot(t)).toEqual(before);

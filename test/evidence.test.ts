@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { evidenceRoutes } from '../rest/routes/evidence.js';
 import { evidencePath, manyOperators, NOTICE, publish, putDraft, type Version } from './helpers/consent.js';
 import { team, type Operator } from './helpers/fixtures.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
@@ -194,6 +195,11 @@ describe('access', () => {
       for (const [actor, status] of [[null, 401], [t.outsider, 404], [t.viewer, 200], [t.admin, 200], [t.owner, 200]] as const) {
         const response = await get(actor, path);
         expect(response.status, `${path} as ${actor?.email ?? 'nobody'}`).toBe(status);
+        if (typeof response.body === 'object') {
+          // Exactly the declared OpenAPI shape (parsing drops undeclared keys).
+          const schema = evidenceRoutes[path ? 1 : 0]!.responses[status]!.schema!;
+          expect(schema.parse(response.body)).toEqual(response.body);
+        }
       }
     }
   });

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { NOTICE_FIELDS } from '../../src/consent/config.js';
+import { LIMITS, PURPOSE_KEY } from '../../src/consent/validation.js';
 import { route } from '../route.js';
 import { ErrorBody, pick, sessionErrors, timestamp, validationError } from '../schemas.js';
 
@@ -16,7 +18,6 @@ export const Purpose = z
     sortOrder: z.number().int(),
   })
   .meta({ id: 'ConsentPurpose' });
-const NOTICE_FIELDS = ['title', 'description', 'acceptLabel', 'rejectLabel', 'manageLabel', 'companyName', 'logoUrl', 'primaryColor'] as const;
 export const Notice = z
   .object(Object.fromEntries(NOTICE_FIELDS.map((field) => [field, z.string()])) as Record<(typeof NOTICE_FIELDS)[number], z.ZodString>)
   .meta({ id: 'ConsentNotice', description: 'Unset fields are empty strings' });
@@ -31,27 +32,29 @@ const Configuration = z
   })
   .meta({ id: 'ConsentConfiguration' });
 
-// Request bodies as documented; the service validates them (limits in docs/consent.md).
-const sortOrder = z.number().int().min(-1_000_000).max(1_000_000);
-const CategoryBody = z.object({ name: z.string().min(1).max(100), sortOrder: sortOrder.optional().describe('default 0') });
+// Request bodies as documented (the service validates them with the same limits, src/consent/validation.ts).
+const sortOrder = z.number().int().min(-LIMITS.sortOrder).max(LIMITS.sortOrder);
+const CategoryBody = z.object({ name: z.string().min(1).max(LIMITS.categoryName), sortOrder: sortOrder.optional().describe('default 0') });
 const PurposeBody = z.object({
-  key: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/),
-  name: z.string().min(1).max(200),
-  description: z.string().max(2000).optional(),
+  key: z.string().regex(PURPOSE_KEY).describe('unique within the project'),
+  name: z.string().min(1).max(LIMITS.purposeName),
+  description: z.string().max(LIMITS.purposeDescription).optional().describe('default ""'),
   required: z.boolean().optional().describe('default false'),
   categoryId: z.string(),
   sortOrder: sortOrder.optional().describe('default 0'),
 });
-const NoticeBody = z.object({
-  title: z.string().max(200).optional(),
-  description: z.string().max(5000).optional(),
-  acceptLabel: z.string().max(60).optional(),
-  rejectLabel: z.string().max(60).optional(),
-  manageLabel: z.string().max(60).optional(),
-  companyName: z.string().max(200).optional(),
-  logoUrl: z.string().max(2048).optional().describe('https URL or empty'),
-  primaryColor: z.string().optional().describe('#rrggbb or empty'),
-});
+const NoticeBody = z
+  .object({
+    title: z.string().max(LIMITS.noticeTitle).optional(),
+    description: z.string().max(LIMITS.noticeDescription).optional(),
+    acceptLabel: z.string().max(LIMITS.noticeLabel).optional(),
+    rejectLabel: z.string().max(LIMITS.noticeLabel).optional(),
+    manageLabel: z.string().max(LIMITS.noticeLabel).optional(),
+    companyName: z.string().max(LIMITS.companyName).optional(),
+    logoUrl: z.string().max(LIMITS.logoUrl).optional().describe('https URL or empty'),
+    primaryColor: z.string().optional().describe('#rrggbb or empty'),
+  })
+  .describe('A field left out becomes the empty string');
 const DraftBody = z.object({
   categories: z.array(CategoryBody.extend({ id: z.string().optional(), ref: z.string().optional() })),
   purposes: z.array(PurposeBody.extend({ id: z.string().optional(), categoryId: z.string().describe('category id or ref') })),
