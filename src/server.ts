@@ -2,7 +2,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
-import { pino } from 'pino';
+import { pino, type DestinationStream } from 'pino';
 import { allRoutes } from '../rest/routes/index.js';
 import { schema } from '../schema/index.js';
 import { createApp } from './app.js';
@@ -22,12 +22,19 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function startServer(
-  overrides: Partial<Config> = {},
-  options: { now?: () => Date } = {},
-): Promise<RunningServer> {
+export interface StartOptions {
+  /** Injectable clock (tests move time instead of sleeping). */
+  now?: () => Date;
+  /** Where the JSON log lines go (default stdout); tests capture them. */
+  logDestination?: DestinationStream;
+}
+
+export async function startServer(overrides: Partial<Config> = {}, options: StartOptions = {}): Promise<RunningServer> {
   const config = { ...loadConfig(), ...overrides };
-  const logger = pino({ level: config.logLevel, base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
+  const logger = pino(
+    { level: config.logLevel, base: undefined, timestamp: pino.stdTimeFunctions.isoTime },
+    options.logDestination ?? pino.destination(1),
+  );
   const db = await openDatabase(config);
   const applied = await migrate(db);
   if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
