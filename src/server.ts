@@ -51,7 +51,7 @@ export async function startServer(overrides: Partial<Config> = {}, options: Star
     config,
     db,
     logger,
-    rateLimits: new RateLimits(config.redisUrl),
+    rateLimits: await RateLimits.create(config.redisUrl, logger),
     now: options.now ?? (() => new Date()),
   };
   const app = createApp(services, schema, allRoutes(new Date()));
