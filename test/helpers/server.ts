@@ -58,7 +58,8 @@ export async function startTestServer(
   overrides: TestOverrides = {},
   options: StartOptions = {},
 ): Promise<TestServer> {
-  const databaseUrl = overrides.databaseUrl ?? (await freshDatabaseUrl());
+  // `databaseUrl: undefined` given explicitly asks for the embedded database even on a PostgreSQL run.
+  const databaseUrl = 'databaseUrl' in overrides ? overrides.databaseUrl : await freshDatabaseUrl();
   const running = await startServer(
     {
       port: 0,
