@@ -1,7 +1,5 @@
-import { existsSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { pino, type DestinationStream } from 'pino';
 import { allRoutes } from '../rest/routes/index.js';
 import { schema } from '../schema/index.js';
@@ -9,7 +7,7 @@ import { createApp } from './app.js';
 import { loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrate } from './db/migrate.js';
-import { socketPathFor } from './db/socket.js';
+import { startSocketServer } from './db/socket.js';
 import { RateLimits } from './rate-limit/index.js';
 import type { Services } from './services.js';
 import { startWorkers } from './workers.js';
@@ -39,13 +37,9 @@ export async function startServer(overrides: Partial<Config> = {}, options: Star
   const applied = await migrate(db);
   if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
 
-  let socketServer: PGLiteSocketServer | undefined;
-  if (db.pglite && !config.dataDir.startsWith('memory://')) {
-    const path = socketPathFor(config.dataDir);
-    if (existsSync(path)) rmSync(path); // left by a crash; PGlite's own lock guards the data
-    socketServer = new PGLiteSocketServer({ db: db.pglite, path });
-    await socketServer.start();
-  }
+  // Local tools reach the embedded database through the running server (decisions.md, Memberships).
+  const socketServer =
+    db.pglite && !config.dataDir.startsWith('memory://') ? await startSocketServer(db.pglite, config.dataDir) : undefined;
 
   const services: Services = {
     config,
