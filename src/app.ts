@@ -30,7 +30,8 @@ export function createApp(services: Services, schema: GraphQLSchema, routes: Rou
     const started = process.hrtime.bigint();
     const requestId = requestIdFrom(req.headers['x-request-id']);
     res.setHeader('x-request-id', requestId);
-    res.on('finish', () => {
+    // 'close' fires for every request, also when the client goes away before the answer.
+    res.once('close', () => {
       services.logger.info(
         {
           reqId: requestId,
@@ -38,6 +39,7 @@ export function createApp(services: Services, schema: GraphQLSchema, routes: Rou
           path: (req.url ?? '').split('?')[0],
           status: res.statusCode,
           durationMs: Number(process.hrtime.bigint() - started) / 1e6,
+          ...(!res.writableFinished && { aborted: true }),
         },
         'request',
       );

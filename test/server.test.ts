@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { listMigrations } from '../src/db/migrate.js';
 import { PASSWORD } from './helpers/fixtures.js';
@@ -88,6 +89,75 @@ async function startService(command: 'tsx' | 'npm', env: Record<string, string>)
   await waitFor((line) => line.msg === 'listening');
   return { child, port, lines, waitFor, exited };
 }
+
+describe('configuration (decisions.md, Configuration)', () => {
+  it('has the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 3000,
+      host: '127.0.0.1',
+      databaseUrl: undefined,
+      dataDir: './data',
+      nodeEnv: 'development',
+      production: false,
+      publicBaseUrl: 'http://127.0.0.1:3000',
+      redisUrl: undefined,
+      billingProvider: 'mock',
+      webhookRetryBaseMs: 5000,
+      gitCommit: null,
+      logLevel: 'info',
+      introspection: true,
+      trustProxy: false,
+    });
+    // Generated per start in development.
+    expect(config.billingWebhookSecret).toMatch(/^[0-9a-f]{64}$/);
+    expect(loadConfig({}).billingWebhookSecret).not.toBe(config.billingWebhookSecret);
+  });
+
+  it('honours every variable', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      HOST: '0.0.0.0',
+      DATABASE_URL: 'postgres://app@db.internal:5432/consent',
+      DATA_DIR: '/var/lib/consent',
+      NODE_ENV: 'production',
+      PUBLIC_BASE_URL: 'https://consent.example.com/',
+      REDIS_URL: 'redis://cache:6379',
+      BILLING_PROVIDER: 'stripe',
+      BILLING_WEBHOOK_SECRET: 'whsec_test',
+      WEBHOOK_RETRY_BASE_MS: '250',
+      GIT_COMMIT: 'abc1234',
+      LOG_LEVEL: 'warn',
+    });
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '0.0.0.0',
+      databaseUrl: 'postgres://app@db.internal:5432/consent',
+      dataDir: '/var/lib/consent',
+      nodeEnv: 'production',
+      production: true,
+      publicBaseUrl: 'https://consent.example.com',
+      redisUrl: 'redis://cache:6379',
+      billingProvider: 'stripe',
+      billingWebhookSecret: 'whsec_test',
+      webhookRetryBaseMs: 250,
+      gitCommit: 'abc1234',
+      logLevel: 'warn',
+      introspection: false,
+    });
+    expect(loadConfig({ HOST: '10.0.0.5', PORT: '4000' }).publicBaseUrl).toBe('http://10.0.0.5:4000');
+    expect(loadConfig({ NODE_ENV: 'staging' })).toMatchObject({ nodeEnv: 'staging', production: false });
+    // Empty values count as unset.
+    expect(loadConfig({ PORT: '', DATABASE_URL: '' })).toMatchObject({ port: 3000, databaseUrl: undefined });
+  });
+
+  it('refuses bad values with one readable line, and a production mock provider without a secret', () => {
+    expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/Invalid configuration: PORT/);
+    expect(() => loadConfig({ LOG_LEVEL: 'loud' })).toThrow(/LOG_LEVEL/);
+    expect(() => loadConfig({ BILLING_PROVIDER: 'paypal' })).toThrow(/BILLING_PROVIDER/);
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/BILLING_WEBHOOK_SECRET/);
+  });
+});
 
 describe('npm start', () => {
   it('applies pending migrations before serving, then stops with exit 0 on SIGTERM', async () => {
