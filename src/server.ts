@@ -49,7 +49,9 @@ export async function startServer(overrides: Partial<Config> = {}, options: Star
     now: options.now ?? (() => new Date()),
   };
   const app = createApp(services, schema, allRoutes(new Date()));
-  const server = createServer({ keepAliveTimeout: 5000 }, app.listener);
+  // Idle keep-alive longer than a load balancer's (60 s) and than clients wait, so the client
+  // always drops an idle connection first and never sends into one the server just closed.
+  const server = createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000 }, app.listener);
   await new Promise<void>((done) => server.listen(config.port, config.host, done));
   const workers = startWorkers(services);
   const { port } = server.address() as AddressInfo;
