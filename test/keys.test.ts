@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { team } from './helpers/fixtures.js';
-import type { TestServer } from './helpers/server.js';
-import { startSdkTestServer } from './helpers/sdk.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
 import { publishVersion } from './helpers/versions.js';
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startSdkTestServer();
+  server = await startTestServer();
 });
 afterAll(() => server?.close());
 
@@ -75,7 +74,7 @@ describe('publishable keys', () => {
 
   it('revokes softly and idempotently; the SDK then answers revoked_key', async () => {
     const t = await team(server);
-    await publishVersion(server, t.project.id, t.owner.id);
+    await publishVersion(server, t.owner, t.project.id);
     const { body } = await server.request('POST', keysPath(t.project.id), { token: t.owner.token, body: {} });
     const config = () => server.request('GET', '/api/sdk/v1/config', { token: body.secret });
     expect((await config()).status).toBe(200);
@@ -107,7 +106,7 @@ describe('publishable keys', () => {
 
   it('records lastUsedAt when the SDK uses the key', async () => {
     const t = await team(server);
-    await publishVersion(server, t.project.id, t.owner.id);
+    await publishVersion(server, t.owner, t.project.id);
     const { body } = await server.request('POST', keysPath(t.project.id), { token: t.owner.token, body: {} });
     await server.request('GET', '/api/sdk/v1/config', { token: body.secret });
     const listed = await server.request('GET', keysPath(t.project.id), { token: t.owner.token });

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { team } from './helpers/fixtures.js';
-import { createKey, startSdkTestServer } from './helpers/sdk.js';
-import type { TestServer } from './helpers/server.js';
+import { createKey } from './helpers/sdk.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
 import { publishVersion } from './helpers/versions.js';
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startSdkTestServer();
+  server = await startTestServer();
 });
 afterAll(() => server?.close());
 
@@ -14,7 +14,7 @@ const originsPath = (projectId: string) => `/api/platform/projects/${projectId}/
 
 async function setup() {
   const t = await team(server);
-  const version = await publishVersion(server, t.project.id, t.owner.id);
+  const version = await publishVersion(server, t.owner, t.project.id);
   const key = await createKey(server, t.owner.token, t.project.id);
   const config = (origin?: string) =>
     server.request('GET', '/api/sdk/v1/config', { token: key.secret, headers: origin ? { origin } : {} });

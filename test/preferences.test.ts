@@ -1,20 +1,20 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { team } from './helpers/fixtures.js';
-import { createKey, startSdkTestServer } from './helpers/sdk.js';
-import type { TestServer } from './helpers/server.js';
+import { createKey } from './helpers/sdk.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
 import { publishVersion } from './helpers/versions.js';
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startSdkTestServer();
+  server = await startTestServer();
 });
 afterAll(() => server?.close());
 
 describe('hosted preferences page', () => {
   it('serves a page that loads the SDK for the key and opens the preferences, embedding nothing else', async () => {
     const t = await team(server);
-    await publishVersion(server, t.project.id, t.owner.id);
+    await publishVersion(server, t.owner, t.project.id);
     const key = await createKey(server, t.owner.token, t.project.id);
     const res = await server.request('GET', `/preferences?key=${key.secret}`);
     expect(res.status).toBe(200);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { team } from './helpers/fixtures.js';
-import { createKey, startSdkTestServer } from './helpers/sdk.js';
-import type { TestServer } from './helpers/server.js';
+import { createKey } from './helpers/sdk.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
 import { publishVersion } from './helpers/versions.js';
 
 let server: TestServer;
@@ -9,13 +9,13 @@ let clock = new Date('2026-03-01T12:00:00.000Z');
 const tick = (ms = 1000) => (clock = new Date(clock.getTime() + ms));
 
 beforeAll(async () => {
-  server = await startSdkTestServer({}, { now: () => clock });
+  server = await startTestServer({}, { now: () => clock });
 });
 afterAll(() => server?.close());
 
 async function setup() {
   const t = await team(server);
-  const version = await publishVersion(server, t.project.id, t.owner.id);
+  const version = await publishVersion(server, t.owner, t.project.id);
   const key = await createKey(server, t.owner.token, t.project.id);
   let n = 0;
   const record = async (installationId = `installation-${n++}`) => {

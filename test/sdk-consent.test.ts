@@ -1,18 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { team } from './helpers/fixtures.js';
-import { createKey, startSdkTestServer } from './helpers/sdk.js';
-import type { TestServer } from './helpers/server.js';
+import { createKey } from './helpers/sdk.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
 import { publishVersion } from './helpers/versions.js';
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startSdkTestServer();
+  server = await startTestServer();
 });
 afterAll(() => server?.close());
 
 async function setup(target = server) {
   const t = await team(target);
-  const version = await publishVersion(target, t.project.id, t.owner.id);
+  const version = await publishVersion(target, t.owner, t.project.id);
   const key = await createKey(target, t.owner.token, t.project.id);
   const valid = {
     versionId: version.id,
@@ -132,7 +132,7 @@ describe('POST /api/sdk/v1/consent', () => {
 
   it('accepts receipts for an older version of the same project', async () => {
     const s = await setup();
-    await publishVersion(server, s.project.id, s.owner.id);
+    await publishVersion(server, s.owner, s.project.id);
     expect((await s.post(s.valid)).status).toBe(201);
   });
 
@@ -202,7 +202,7 @@ describe('POST /api/sdk/v1/consent', () => {
 describe('SDK consent rate limit', () => {
   let limited: TestServer;
   beforeAll(async () => {
-    limited = await startSdkTestServer({ rateLimits: { sdkConsentPerMinute: 2 } as never });
+    limited = await startTestServer({ rateLimits: { sdkConsentPerMinute: 2 } });
   });
   afterAll(() => limited?.close());
 

@@ -37,13 +37,13 @@ export async function benchProject(overrides: Partial<Config> = {}): Promise<Ben
   });
   const call = (method: string, path: string, options: Parameters<typeof send>[3] = {}) => send(server.url, method, path, options);
   const email = `bench-${Date.now()}@example.com`;
-  const registered = await call('POST', '/api/platform/auth/register', { body: { email, password: 'correct horse battery', name: 'Bench' } });
+  await call('POST', '/api/platform/auth/register', { body: { email, password: 'correct horse battery', name: 'Bench' } });
   const login = await call('POST', '/api/platform/auth/login', { body: { email, password: 'correct horse battery' } });
   const token = login.body.token as string;
   const org = await call('POST', '/api/platform/orgs', { token, body: { name: 'Bench' } });
   const project = await call('POST', `/api/platform/orgs/${org.body.organization.id}/projects`, { token, body: { name: 'Bench' } });
   const projectId = project.body.project.id as string;
-  const version = await publishVersion({ services: server.services } as never, projectId, registered.body.user.id);
+  const version = await publishVersion({ services: server.services, request: call }, { token }, projectId);
   const key = await call('POST', `/api/platform/projects/${projectId}/api-keys`, { token, body: { name: 'bench' } });
   // Browsers send an Origin: the allowlist check runs on every benchmarked request.
   await call('PUT', `/api/platform/projects/${projectId}/allowed-origins`, { token, body: { origins: [BENCH_ORIGIN] } });

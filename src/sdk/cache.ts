@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { sha256Hex } from '../auth/tokens.js';
+import { storedConfig } from '../consent/config.js';
 import type { Services } from '../services.js';
 import type { Worker } from '../workers.js';
 import { OriginRules } from './origins.js';
@@ -147,7 +148,8 @@ export class SdkCache {
       enforceOrigins: project.enforceOrigins,
       origins: new OriginRules(project.allowedOrigins),
       revokedKeyIds: new Set(revoked.map((key) => key.id)),
-      version,
+      // JSONB keeps keys in its own order: serve them in the contract's.
+      version: version && { ...version, config: storedConfig(version.config) },
     };
   }
 

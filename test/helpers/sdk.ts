@@ -1,11 +1,4 @@
-import { loadConfig, type Config } from '../../src/config.js';
-import { startTestServer, type TestServer } from './server.js';
-
-/** A test server whose register limit lets a file create many teams; SDK limits stay as configured. */
-export function startSdkTestServer(overrides: Partial<Config> = {}, options: { now?: () => Date } = {}): Promise<TestServer> {
-  const defaults = loadConfig().rateLimits;
-  return startTestServer({ ...overrides, rateLimits: { ...defaults, registerPerHour: 10_000, loginPerIp: 10_000, ...overrides.rateLimits } }, options);
-}
+import type { TestServer } from './server.js';
 
 /** Creates a publishable key as the project's owner and returns its id and secret. */
 export async function createKey(server: TestServer, ownerToken: string, projectId: string, name?: string): Promise<{ id: string; secret: string }> {

@@ -1,9 +1,11 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
+import { expect } from 'vitest';
+import type { Operator } from './fixtures.js';
 import type { TestServer } from './server.js';
 
-// Until consent publish lands, tests create published versions by inserting ConsentVersion rows the way
-// decisions.md defines them: config = the SDK config's `config`, hashes over RFC 8785 canonical JSON.
+// Published versions for the SDK tests, made through the real routes (PUT /consent, POST /consent/publish).
+// The hash functions recompute decisions.md's definitions independently, so tests can check what the SDK serves.
 
 export interface Category {
   id: string;
@@ -29,34 +31,37 @@ export interface Notice {
   logoUrl: string;
   primaryColor: string;
 }
-export interface VersionContent {
-  categories: Category[];
+export interface VersionConfig {
   purposes: Purpose[];
+  categories: Category[];
   notice: Notice;
 }
 
 const sha256 = (value: unknown) => createHash('sha256').update(canonicalize(value)!).digest('hex');
 
-export function consentHashOf(content: VersionContent): string {
-  const categoryName = new Map(content.categories.map((c) => [c.id, c.name]));
-  const purposes = [...content.purposes]
+/** decisions.md: SHA-256 of the canonical `{purposes: [{key, name, description, required, category}] by key, notice: {title, description}}`. */
+export function consentHashOf(config: VersionConfig): string {
+  const categoryName = new Map(config.categories.map((c) => [c.id, c.name]));
+  const purposes = [...config.purposes]
     .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
     .map((p) => ({ key: p.key, name: p.name, description: p.description, required: p.required, category: categoryName.get(p.categoryId) }));
-  return sha256({ purposes, notice: { title: content.notice.title, description: content.notice.description } });
+  return sha256({ purposes, notice: { title: config.notice.title, description: config.notice.description } });
 }
 
-export const contentHashOf = (number: number, config: VersionContent) => sha256({ number, config });
+/** decisions.md: SHA-256 of the canonical `{number, config}`. */
+export const contentHashOf = (number: number, config: VersionConfig) => sha256({ number, config });
 
-/** A small consent surface: one required purpose and two optional ones. */
-export function sampleContent(overrides: Partial<Notice> = {}): VersionContent {
-  const essential = { id: randomUUID(), name: 'Essential', sortOrder: 0 };
-  const statistics = { id: randomUUID(), name: 'Statistics', sortOrder: 1 };
+/** A draft body for PUT /consent: one required purpose and two optional ones. */
+export function sampleDraft(notice: Partial<Notice> = {}) {
   return {
-    categories: [essential, statistics],
+    categories: [
+      { ref: 'essential', name: 'Essential', sortOrder: 0 },
+      { ref: 'statistics', name: 'Statistics', sortOrder: 1 },
+    ],
     purposes: [
-      { id: randomUUID(), key: 'necessary', name: 'Necessary', description: 'Keeps the site working', required: true, categoryId: essential.id, sortOrder: 0 },
-      { id: randomUUID(), key: 'analytics', name: 'Analytics', description: 'Counts visits', required: false, categoryId: statistics.id, sortOrder: 1 },
-      { id: randomUUID(), key: 'marketing', name: 'Marketing', description: 'Personalised ads', required: false, categoryId: statistics.id, sortOrder: 2 },
+      { key: 'necessary', name: 'Necessary', description: 'Keeps the site working', required: true, categoryId: 'essential', sortOrder: 0 },
+      { key: 'analytics', name: 'Analytics', description: 'Counts visits', required: false, categoryId: 'statistics', sortOrder: 1 },
+      { key: 'marketing', name: 'Marketing', description: 'Personalised ads', required: false, categoryId: 'statistics', sortOrder: 2 },
     ],
     notice: {
       title: 'We value your privacy',
@@ -67,7 +72,7 @@ export function sampleContent(overrides: Partial<Notice> = {}): VersionContent {
       companyName: 'Acme',
       logoUrl: '',
       primaryColor: '#0055ff',
-      ...overrides,
+      ...notice,
     },
   };
 }
@@ -78,30 +83,22 @@ export interface PublishedVersion {
   publishedAt: string;
   contentHash: string;
   consentHash: string;
-  config: VersionContent;
+  /** The published config, read back from the version row. */
+  config: VersionConfig;
 }
 
-/** Inserts the next published version of a project, as publish would. */
+/** Saves the draft and publishes it as `actor` (Admin or above). */
 export async function publishVersion(
-  server: TestServer,
+  server: Pick<TestServer, 'request' | 'services'>,
+  actor: Pick<Operator, 'token'>,
   projectId: string,
-  publishedById: string,
-  content: VersionContent = sampleContent(),
+  draft: ReturnType<typeof sampleDraft> = sampleDraft(),
 ): Promise<PublishedVersion> {
-  const prisma = server.services.db.prisma;
-  const latest = await prisma.consentVersion.findFirst({ where: { projectId }, orderBy: { number: 'desc' }, select: { number: true } });
-  const number = (latest?.number ?? 0) + 1;
-  const config = { purposes: content.purposes, categories: content.categories, notice: content.notice };
-  const row = await prisma.consentVersion.create({
-    data: {
-      projectId,
-      number,
-      config: config as object,
-      contentHash: contentHashOf(number, config),
-      consentHash: consentHashOf(content),
-      publishedById,
-      publishedAt: server.services.now(),
-    },
-  });
-  return { id: row.id, number, publishedAt: row.publishedAt.toISOString(), contentHash: row.contentHash, consentHash: row.consentHash, config };
+  const saved = await server.request('PUT', `/api/platform/projects/${projectId}/consent`, { token: actor.token, body: draft });
+  expect(saved.status, saved.text).toBe(200);
+  const published = await server.request('POST', `/api/platform/projects/${projectId}/consent/publish`, { token: actor.token });
+  expect(published.status, published.text).toBe(201);
+  const version = published.body.version;
+  const [row] = await server.services.db.query<{ config: VersionConfig }>('SELECT config FROM consent_versions WHERE id = $1', [version.id]);
+  return { ...version, config: row!.config };
 }
