@@ -79,6 +79,8 @@ init({
   apiBaseUrl: ${json(serviceUrl)},
   onReady: function (c) {
     window.readyAt = performance.now();
+    // The banner is in the DOM before onReady; the next frame is the first that paints it.
+    requestAnimationFrame(function () { window.bannerFrameAt = performance.now(); });
     sdkEvents.push({ type: 'ready', state: c.getConsent(), analytics: c.hasConsent('analytics') });
   },
   onError: function (e) { sdkEvents.push({ type: 'error', code: e.code, status: e.status }); },
