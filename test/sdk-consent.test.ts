@@ -106,7 +106,7 @@ describe('POST /api/sdk/v1/consent', () => {
     const wrongType = await s.post(undefined, { raw: JSON.stringify(s.valid), headers: { 'content-type': 'text/plain' } });
     expect(wrongType.status).toBe(400);
     expect(wrongType.body.code).toBe('invalid_body');
-    const [{ count }] = await server.services.db.query<{ count: number }>('SELECT count(*)::int AS count FROM receipts WHERE project_id = $1', [s.project.id]);
+    const [{ count } = { count: -1 }] = await server.services.db.query<{ count: number }>('SELECT count(*)::int AS count FROM receipts WHERE project_id = $1', [s.project.id]);
     expect(count).toBe(0);
   });
 

@@ -96,7 +96,7 @@ export async function publishVersion(
     data: {
       projectId,
       number,
-      config,
+      config: config as object,
       contentHash: contentHashOf(number, config),
       consentHash: consentHashOf(content),
       publishedById,
