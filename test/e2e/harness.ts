@@ -7,8 +7,7 @@ import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
-import { startSdkTestServer } from '../helpers/sdk.js';
-import type { TestServer } from '../helpers/server.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 
@@ -41,7 +40,7 @@ async function freePort(): Promise<number> {
 export async function startService(): Promise<{ server: TestServer; serviceUrl: string }> {
   const port = await freePort();
   const serviceUrl = `http://localhost:${port}`;
-  const server = await startSdkTestServer({ port, publicBaseUrl: serviceUrl });
+  const server = await startTestServer({ port, publicBaseUrl: serviceUrl });
   return { server, serviceUrl };
 }
 
