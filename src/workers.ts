@@ -1,4 +1,5 @@
 import type { Services } from './services.js';
+import { startWebhookWorker } from './webhooks/worker.js';
 
 /** A background job inside the service (webhook delivery, billing schedules). */
 export interface Worker {
@@ -8,6 +9,6 @@ export interface Worker {
 }
 
 /** Starts every background worker; domains add theirs here. */
-export function startWorkers(_services: Services): Worker[] {
-  return [];
+export function startWorkers(services: Services): Worker[] {
+  return [startWebhookWorker(services)];
 }
