@@ -22,9 +22,12 @@ function webhookUrl(production: boolean) {
     .string()
     .trim()
     .max(2048, 'At most 2048 characters')
-    .pipe(z.url({ protocol: /^https?$/, error: 'Must be an absolute http(s) URL' }))
     .superRefine((value, ctx) => {
-      const url = new URL(value);
+      const url = URL.canParse(value) ? new URL(value) : null;
+      if (!url || !/^https?:$/.test(url.protocol)) {
+        ctx.addIssue({ code: 'custom', message: 'Must be an absolute https URL' });
+        return;
+      }
       if (url.username || url.password) ctx.addIssue({ code: 'custom', message: 'Must not contain credentials' });
       if (url.protocol === 'http:' && (production || !LOCAL_HOSTS.has(url.hostname))) {
         ctx.addIssue({
