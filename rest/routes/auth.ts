@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ChangePasswordMutation, LoginMutation, LogoutMutation, MeQuery, RegisterMutation } from '../generated/operations.js';
 import { route } from '../route.js';
 import { ErrorBody, Organization, Project, User, pick, validationError } from '../schemas.js';
 
@@ -6,7 +7,7 @@ const rateLimited = { 429: { description: 'Rate limited (Retry-After, X-RateLimi
 const Success = z.object({ success: z.literal(true) });
 
 export const authRoutes = [
-  route({
+  route<RegisterMutation>({
     method: 'POST',
     path: '/api/platform/auth/register',
     summary: 'Register a user (no organization, no session)',
@@ -22,7 +23,7 @@ export const authRoutes = [
       ...rateLimited,
     },
   }),
-  route({
+  route<LoginMutation>({
     method: 'POST',
     path: '/api/platform/auth/login',
     summary: 'Log in and receive an opaque session token',
@@ -38,7 +39,7 @@ export const authRoutes = [
       ...rateLimited,
     },
   }),
-  route({
+  route<LogoutMutation>({
     method: 'POST',
     path: '/api/platform/auth/logout',
     summary: 'Revoke the presented session, if any; always 200',
@@ -47,7 +48,7 @@ export const authRoutes = [
     respond: (data) => ({ status: 200, body: data.logout }),
     responses: { 200: { description: 'Logged out', schema: Success } },
   }),
-  route({
+  route<MeQuery>({
     method: 'GET',
     path: '/api/platform/auth/me',
     summary: 'The session user with their organizations and projects',
@@ -62,7 +63,7 @@ export const authRoutes = [
       401: { description: 'Missing, invalid or expired session', schema: ErrorBody },
     },
   }),
-  route({
+  route<ChangePasswordMutation>({
     method: 'POST',
     path: '/api/platform/auth/password',
     summary: 'Change the password; revokes every session of the user, this one included',

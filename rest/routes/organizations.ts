@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import type { CreateOrganizationMutation, CreateProjectMutation, OrganizationProjectsQuery } from '../generated/operations.js';
 import { route } from '../route.js';
 import { ErrorBody, Organization, Project, pick, sessionErrors, validationError } from '../schemas.js';
 
 export const organizationRoutes = [
-  route({
+  route<CreateOrganizationMutation>({
     method: 'POST',
     path: '/api/platform/orgs',
     summary: 'Create an organization; the creator becomes OWNER',
@@ -21,7 +22,7 @@ export const organizationRoutes = [
       401: sessionErrors[401],
     },
   }),
-  route({
+  route<OrganizationProjectsQuery>({
     method: 'GET',
     path: '/api/platform/orgs/:orgId/projects',
     summary: "The organization's projects, oldest first (Viewer or above)",
@@ -31,7 +32,7 @@ export const organizationRoutes = [
     respond: (data) => ({ status: 200, body: { projects: data.organization.projects } }),
     responses: { 200: { description: 'Projects', schema: z.object({ projects: z.array(Project) }) }, ...sessionErrors },
   }),
-  route({
+  route<CreateProjectMutation>({
     method: 'POST',
     path: '/api/platform/orgs/:orgId/projects',
     summary: 'Create a project (Admin or above) within the plan entitlement',
