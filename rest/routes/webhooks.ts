@@ -1,4 +1,11 @@
 import { z } from 'zod';
+import type {
+  PutWebhookMutation,
+  RotateWebhookSecretMutation,
+  TestWebhookMutation,
+  WebhookDeliveriesQuery,
+  WebhookQuery,
+} from '../generated/operations.js';
 import { route } from '../route.js';
 import { ErrorBody, pick, sessionErrors, timestamp, validationError } from '../schemas.js';
 
@@ -33,7 +40,7 @@ const withSecret = (payload: { webhook: unknown; secret: string | null }) =>
 const notFoundYet = { description: 'Not a member, or the project has no webhook', schema: ErrorBody };
 
 export const webhooksRoutes = [
-  route({
+  route<WebhookQuery>({
     method: 'GET',
     path: base,
     summary: "The project's webhook, or null (Viewer or above)",
@@ -43,7 +50,7 @@ export const webhooksRoutes = [
     respond: (data) => ({ status: 200, body: { webhook: data.webhook } }),
     responses: { 200: { description: 'Webhook', schema: z.object({ webhook: Webhook.nullable() }) }, ...sessionErrors },
   }),
-  route({
+  route<PutWebhookMutation>({
     method: 'PUT',
     path: base,
     summary: 'Create or replace the webhook (Admin or above); the signing secret is returned on creation only',
@@ -61,7 +68,7 @@ export const webhooksRoutes = [
       ...sessionErrors,
     },
   }),
-  route({
+  route<RotateWebhookSecretMutation>({
     method: 'POST',
     path: `${base}/secret`,
     summary: 'Rotate the signing secret (Owner only); the next delivery is signed with the new one',
@@ -75,7 +82,7 @@ export const webhooksRoutes = [
       404: notFoundYet,
     },
   }),
-  route({
+  route<TestWebhookMutation>({
     method: 'POST',
     path: `${base}/test`,
     summary: 'Send a signed webhook.test event now and report the answer (Admin or above)',
@@ -102,7 +109,7 @@ export const webhooksRoutes = [
       404: notFoundYet,
     },
   }),
-  route({
+  route<WebhookDeliveriesQuery>({
     method: 'GET',
     path: `${base}/deliveries`,
     summary: 'Delivery attempts, newest first, with keyset pagination (Viewer or above)',
