@@ -62,24 +62,28 @@ interface ClaimedEvent {
   failingSince: Date | null;
 }
 
+// Hot path in plain SQL on the driver (no ORM round trip): PGlite runs on the event loop, so
+// every statement saved is time the HTTP side gets back.
+const CLAIM_SQL = `
+  UPDATE webhook_events AS e SET locked_until = $2
+  FROM webhooks AS w
+  WHERE w.project_id = e.project_id
+    AND e.id IN (
+      SELECT due.id FROM webhook_events AS due
+      JOIN webhooks AS hook ON hook.project_id = due.project_id AND hook.enabled
+      WHERE due.status = 'pending' AND due.next_attempt_at <= $1
+        AND (due.locked_until IS NULL OR due.locked_until <= $1)
+      ORDER BY due.next_attempt_at
+      LIMIT $3
+      FOR UPDATE OF due SKIP LOCKED)
+  RETURNING e.id, e.project_id AS "projectId", e.type, e.payload, e.attempts, e.created_at AS "createdAt",
+    e.locked_until AS "lockedUntil", w.url, w.secret, w.failing_since AS "failingSince"`;
+
 /** Takes up to `limit` due events of enabled webhooks and leases them to this caller. */
-async function claimDueEvents(services: Services, limit: number, timeoutMs: number): Promise<ClaimedEvent[]> {
+function claimDueEvents(services: Services, limit: number, timeoutMs: number): Promise<ClaimedEvent[]> {
   const now = services.now();
   const lease = new Date(now.getTime() + timeoutMs + LEASE_MARGIN_MS);
-  return services.db.prisma.$queryRaw<ClaimedEvent[]>`
-    UPDATE webhook_events AS e SET locked_until = ${lease}
-    FROM webhooks AS w
-    WHERE w.project_id = e.project_id
-      AND e.id IN (
-        SELECT due.id FROM webhook_events AS due
-        JOIN webhooks AS hook ON hook.project_id = due.project_id AND hook.enabled
-        WHERE due.status = 'pending' AND due.next_attempt_at <= ${now}
-          AND (due.locked_until IS NULL OR due.locked_until <= ${now})
-        ORDER BY due.next_attempt_at
-        LIMIT ${limit}
-        FOR UPDATE OF due SKIP LOCKED)
-    RETURNING e.id, e.project_id AS "projectId", e.type, e.payload, e.attempts, e.created_at AS "createdAt",
-      e.locked_until AS "lockedUntil", w.url, w.secret, w.failing_since AS "failingSince"`;
+  return services.db.query<ClaimedEvent>(CLAIM_SQL, [now, lease, limit]);
 }
 
 /** The raw body: the stored payload with its top-level keys in the documented order. */
@@ -90,58 +94,133 @@ function bodyOf(event: ClaimedEvent): string {
 
 type Outcome = 'succeeded' | 'retrying' | 'failed' | 'lease_lost';
 
-/** Sends one claimed event with the webhook's current secret and records the attempt. */
-async function deliverClaimed(services: Services, event: ClaimedEvent, options: DeliveryOptions): Promise<Outcome> {
-  const sent = await sendWebhook(
-    { url: event.url, secret: event.secret, eventId: event.id, eventType: event.type, body: bodyOf(event) },
-    { timeoutMs: options.timeoutMs, publicOnly: services.config.production },
-  );
-  return recordAttempt(services, event, sent);
+interface Attempt {
+  event: ClaimedEvent;
+  sent: SendResult;
+  outcome: Exclude<Outcome, 'lease_lost'>;
+  at: Date;
+  nextAttemptAt: Date | null;
 }
 
-async function recordAttempt(services: Services, event: ClaimedEvent, sent: SendResult): Promise<Outcome> {
-  const now = services.now();
-  const attempt = event.attempts + 1;
-  let outcome: Outcome = 'succeeded';
-  let nextAttemptAt: Date | null = null;
-  if (!sent.ok) {
-    const next = new Date(now.getTime() + retryDelayMs(attempt, services.config.webhookRetryBaseMs));
-    const giveUpAt = event.createdAt.getTime() + GIVE_UP_AFTER_MS;
-    if (next.getTime() <= giveUpAt) [outcome, nextAttemptAt] = ['retrying', next];
-    else outcome = 'failed';
-  }
-  const eventStatus = outcome === 'retrying' ? 'pending' : outcome;
-  const completedAt = outcome === 'retrying' ? null : now;
+/** What an attempt means for its event: done, retry later, or given up (24 h after the event). */
+function judge(services: Services, event: ClaimedEvent, sent: SendResult): Attempt {
+  const at = services.now();
+  if (sent.ok) return { event, sent, at, outcome: 'succeeded', nextAttemptAt: null };
+  const next = new Date(at.getTime() + retryDelayMs(event.attempts + 1, services.config.webhookRetryBaseMs));
+  if (next.getTime() <= event.createdAt.getTime() + GIVE_UP_AFTER_MS) return { event, sent, at, outcome: 'retrying', nextAttemptAt: next };
+  return { event, sent, at, outcome: 'failed', nextAttemptAt: null };
+}
 
-  // One statement moves the event on and logs the attempt, only while the lease is still ours.
-  const record = (db: Pick<Services['db']['prisma'], '$executeRaw'>) => db.$executeRaw`
-    WITH moved AS (
-      UPDATE webhook_events
-      SET status = ${eventStatus}, attempts = ${attempt}, locked_until = NULL, last_error = ${sent.error}::text,
-          next_attempt_at = COALESCE(${nextAttemptAt}::timestamptz, next_attempt_at), completed_at = ${completedAt}::timestamptz
-      WHERE id = ${event.id} AND status = 'pending' AND locked_until = ${event.lockedUntil}
-      RETURNING id)
-    INSERT INTO webhook_deliveries
-      (id, event_id, project_id, event_type, attempt, status, response_status, duration_ms, error, next_retry_at, created_at)
-    SELECT ${uuidv7()}, id, ${event.projectId}, ${event.type}, ${attempt}, ${sent.ok ? 'succeeded' : 'failed'},
-      ${sent.responseStatus}::int, ${sent.durationMs}, ${sent.error}::text, ${nextAttemptAt}::timestamptz, ${now}
-    FROM moved`;
+/**
+ * Moves events on and logs their attempts in one statement, only for events
+ * whose lease is still ours; returns the ids it recorded.
+ */
+const RECORD_SQL = `
+  WITH attempt AS (
+    SELECT * FROM jsonb_to_recordset($1::jsonb) AS a(
+      event_id text, lease timestamptz, status text, attempt int, next_attempt_at timestamptz,
+      completed_at timestamptz, delivery_id text, project_id text, event_type text, delivery_status text,
+      response_status int, duration_ms int, error text, created_at timestamptz)
+  ), moved AS (
+    UPDATE webhook_events AS e
+    SET status = a.status, attempts = a.attempt, locked_until = NULL, last_error = a.error,
+        next_attempt_at = COALESCE(a.next_attempt_at, e.next_attempt_at), completed_at = a.completed_at
+    FROM attempt AS a
+    WHERE e.id = a.event_id AND e.status = 'pending' AND e.locked_until = a.lease
+    RETURNING e.id
+  )
+  INSERT INTO webhook_deliveries
+    (id, event_id, project_id, event_type, attempt, status, response_status, duration_ms, error, next_retry_at, created_at)
+  SELECT a.delivery_id, a.event_id, a.project_id, a.event_type, a.attempt, a.delivery_status, a.response_status,
+    a.duration_ms, a.error, a.next_attempt_at, a.created_at
+  FROM attempt AS a JOIN moved ON moved.id = a.event_id
+  RETURNING event_id AS "eventId"`;
 
-  const streakChanges = outcome === 'failed' || (outcome === 'succeeded' && event.failingSince !== null);
-  if (!streakChanges) return (await record(services.db.prisma)) ? outcome : leaseLost(services, event);
+const recordParameter = (attempts: Attempt[]) =>
+  JSON.stringify(
+    attempts.map(({ event, sent, outcome, at, nextAttemptAt }) => ({
+      event_id: event.id,
+      lease: event.lockedUntil.toISOString(),
+      status: outcome === 'retrying' ? 'pending' : outcome,
+      attempt: event.attempts + 1,
+      next_attempt_at: nextAttemptAt?.toISOString() ?? null,
+      completed_at: outcome === 'retrying' ? null : at.toISOString(),
+      delivery_id: uuidv7(),
+      project_id: event.projectId,
+      event_type: event.type,
+      delivery_status: sent.ok ? 'succeeded' : 'failed',
+      response_status: sent.responseStatus,
+      duration_ms: sent.durationMs,
+      error: sent.error,
+      created_at: at.toISOString(),
+    })),
+  );
 
+/** The first permanent failure starts a failing streak; a success ends it. */
+const changesStreak = ({ outcome, event }: Attempt) => outcome === 'failed' || (outcome === 'succeeded' && event.failingSince !== null);
+
+/** Records an attempt that starts or ends a failing streak, with its notification, in one transaction. */
+function recordStreakChange(services: Services, attempt: Attempt): Promise<Outcome> {
+  const { event, outcome, at } = attempt;
   return services.db.prisma.$transaction(async (tx) => {
-    if (!(await record(tx))) return leaseLost(services, event);
+    const recorded = await tx.$queryRawUnsafe<unknown[]>(RECORD_SQL, recordParameter([attempt]));
+    if (!recorded.length) return leaseLost(services, event);
     if (outcome === 'succeeded') {
       await tx.$executeRaw`UPDATE webhooks SET failing_since = NULL WHERE project_id = ${event.projectId}`;
       return outcome;
     }
     // The first permanent failure of a streak tells the project's admins, once.
     const started = await tx.$executeRaw`
-      UPDATE webhooks SET failing_since = ${now} WHERE project_id = ${event.projectId} AND failing_since IS NULL`;
-    if (started) await notifyFailing(tx, event, sent.error, now);
+      UPDATE webhooks SET failing_since = ${at} WHERE project_id = ${event.projectId} AND failing_since IS NULL`;
+    if (started) await notifyFailing(tx, event, attempt.sent.error, at);
     return outcome;
   });
+}
+
+/**
+ * Group commit for attempts: while one write runs, the attempts that finish
+ * meanwhile gather and go in the next statement, so a busy worker writes a
+ * few statements per second instead of one per delivery.
+ */
+class AttemptLog {
+  private queue: { attempt: Attempt; done: (outcome: Outcome) => void; fail: (error: unknown) => void }[] = [];
+  private writing = false;
+
+  constructor(private readonly services: Services) {}
+
+  record(attempt: Attempt): Promise<Outcome> {
+    if (changesStreak(attempt)) return recordStreakChange(this.services, attempt);
+    return new Promise((done, fail) => {
+      this.queue.push({ attempt, done, fail });
+      if (!this.writing) void this.write();
+    });
+  }
+
+  private async write(): Promise<void> {
+    this.writing = true;
+    while (this.queue.length) {
+      const batch = this.queue.splice(0, 500);
+      try {
+        const rows = await this.services.db.query<{ eventId: string }>(RECORD_SQL, [recordParameter(batch.map((b) => b.attempt))]);
+        const recorded = new Set(rows.map((row) => row.eventId));
+        for (const { attempt, done } of batch) {
+          done(recorded.has(attempt.event.id) ? attempt.outcome : leaseLost(this.services, attempt.event));
+        }
+      } catch (error) {
+        for (const { fail } of batch) fail(error);
+      }
+    }
+    this.writing = false;
+  }
+}
+
+/** Sends one claimed event with the webhook's current secret and records the attempt. */
+async function deliverClaimed(services: Services, log: AttemptLog, event: ClaimedEvent, options: DeliveryOptions): Promise<Outcome> {
+  const sent = await sendWebhook(
+    { url: event.url, secret: event.secret, eventId: event.id, eventType: event.type, body: bodyOf(event) },
+    { timeoutMs: options.timeoutMs, publicOnly: services.config.production },
+  );
+  return log.record(judge(services, event, sent));
 }
 
 function leaseLost(services: Services, event: ClaimedEvent): Outcome {
@@ -173,7 +252,8 @@ async function notifyFailing(tx: Tx, event: ClaimedEvent, lastError: string | nu
 export async function runDue(services: Services, options: Partial<DeliveryOptions> = {}): Promise<Outcome[]> {
   const settings = { ...DEFAULT_WORKER_OPTIONS, ...options };
   const claimed = await claimDueEvents(services, settings.batchSize, settings.timeoutMs);
-  return Promise.all(claimed.map((event) => deliverClaimed(services, event, settings)));
+  const log = new AttemptLog(services);
+  return Promise.all(claimed.map((event) => deliverClaimed(services, log, event, settings)));
 }
 
 const running = new Set<WebhookWorker>();
@@ -195,6 +275,7 @@ export const webhookWorkerOf = (services: Services) => byServices.get(services);
 export class WebhookWorker implements Worker {
   readonly name = 'webhooks';
   private readonly options: WorkerOptions;
+  private readonly log: AttemptLog;
   private readonly inFlight = new Set<Promise<unknown>>();
   private timer: NodeJS.Timeout | undefined;
   private pumping: Promise<void> | undefined;
@@ -208,6 +289,7 @@ export class WebhookWorker implements Worker {
     options: Partial<WorkerOptions> = {},
   ) {
     this.options = { ...DEFAULT_WORKER_OPTIONS, ...options };
+    this.log = new AttemptLog(services);
   }
 
   start(): this {
@@ -257,7 +339,7 @@ export class WebhookWorker implements Worker {
         }
         const claimed = await claimDueEvents(this.services, room, this.options.timeoutMs);
         this.backlog = claimed.length === room;
-        for (const event of claimed) this.track(deliverClaimed(this.services, event, this.options));
+        for (const event of claimed) this.track(deliverClaimed(this.services, this.log, event, this.options));
         if (this.backlog) this.again = true;
       } while (this.again && !this.stopped);
     } catch (error) {
@@ -272,7 +354,8 @@ export class WebhookWorker implements Worker {
       .catch((error) => this.services.logger.error({ err: error }, 'webhook worker: recording an attempt failed'))
       .finally(() => {
         this.inFlight.delete(tracked);
-        if (this.backlog) this.wake();
+        // With a backlog, refill once half the slots are free: one claim per batch, not per delivery.
+        if (this.backlog && this.inFlight.size <= this.options.concurrency / 2) this.wake();
       });
     this.inFlight.add(tracked);
   }
