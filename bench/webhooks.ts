@@ -1,8 +1,8 @@
 // Webhook delivery benchmark. Run from the repo root:
 //   npx tsx bench/webhooks.ts                      (embedded database, in memory)
 //   TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/webhooks.ts   (a fresh PostgreSQL database)
-// Options: --rate 500 (events/s offered), --seconds 10, --samples 1000 (outbox-cost transactions per variant),
-// --backlog 5000 (events drained at full speed).
+// Options: --rate 500 (events/s offered), --seconds 10, --producers 32 (receipt transactions at once),
+// --samples 1000 (outbox-cost transactions per variant), --backlog 5000 (events drained at full speed).
 //
 // It measures, with a local HTTP receiver that answers 200 at once:
 //  1. the outbox cost on the receipt transaction: a receipt insert alone, with enqueueConsentUpdated for a
@@ -12,6 +12,7 @@
 // The service, the receiver and the load generator share one process, as small deployments do.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { uuidv7 } from 'uuidv7';
 import { startServer } from '../src/server.js';
@@ -26,12 +27,14 @@ const { values: args } = parseArgs({
     seconds: { type: 'string', default: '10' },
     samples: { type: 'string', default: '1000' },
     backlog: { type: 'string', default: '5000' },
+    producers: { type: 'string', default: '32' },
   },
 });
 const RATE = Number(args.rate);
 const SECONDS = Number(args.seconds);
 const SAMPLES = Number(args.samples);
 const BACKLOG = Number(args.backlog);
+const PRODUCERS = Number(args.producers);
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 const stats = (values: number[]) => {
@@ -146,9 +149,10 @@ const total = RATE * SECONDS;
 const started = performance.now();
 let offered = 0;
 const inFlight = new Set<Promise<void>>();
-// At most PRODUCERS receipt transactions at once, as a server's request concurrency would allow;
+// At most --producers receipt transactions at once, as a server's request concurrency would allow;
 // when the database cannot keep up, the committed rate falls below the offered one.
-const PRODUCERS = 16;
+const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+loopDelay.enable();
 while (offered < total) {
   const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * RATE));
   for (; offered < due && inFlight.size < PRODUCERS; offered++) {
@@ -163,6 +167,7 @@ while (offered < total) {
 }
 await Promise.all(inFlight);
 const producedIn = (performance.now() - started) / 1000;
+loopDelay.disable();
 while (arrivals.size < committed.size) await new Promise((resolve) => setTimeout(resolve, 20));
 const deliveredIn = (Math.max(...arrivals.values()) - started) / 1000;
 const lags = [...committed].map(([id, at]) => arrivals.get(id)! - at);
@@ -174,6 +179,8 @@ console.table({
   'lag p99 (ms)': stats(lags).p99,
   'lag max (ms)': round(Math.max(...lags)),
   'duplicates at receiver': duplicates,
+  'event-loop delay p99 (ms)': round(loopDelay.percentile(99) / 1e6),
+  'event-loop delay max (ms)': round(loopDelay.max / 1e6),
 });
 
 // --- 3. backlog drain --------------------------------------------------------------------------------
