@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GraphQLSchema } from 'graphql';
-import type { CompiledQuery } from 'graphql-jit';
 import { createContext } from '../src/context.js';
 import { BodyTooLarge, isJsonContentType, readBody } from '../src/http/body.js';
 import type { Services } from '../src/services.js';
 import { errorResponse, fromGraphQLError } from './errors.js';
-import { prepareOperations } from './operations.js';
+import { authorizeRootFields, variableIssues } from './authorize.js';
+import { prepareOperations, type PreparedOperation } from './operations.js';
 import type { RestRequest, RestResponse, RouteDef } from './route.js';
 
 const OPERATOR_BODY_LIMIT = 64 * 1024;
@@ -21,11 +21,11 @@ export interface Exchange {
 
 /** Runs matched REST routes: auth, body, the prepared GraphQL operation, then the response mapping. */
 export class RestHandler {
-  readonly operations: Map<string, CompiledQuery>;
+  readonly operations: Map<string, PreparedOperation>;
 
   constructor(
     private readonly services: Services,
-    schema: GraphQLSchema,
+    private readonly schema: GraphQLSchema,
     routes: RouteDef[],
   ) {
     this.operations = prepareOperations(schema);
@@ -88,7 +88,14 @@ export class RestHandler {
 
     const operation = this.operations.get(route.operation!)!;
     const variables = route.variables ? route.variables(request) : {};
-    const result = await operation.query(undefined, context, variables);
+    const result = await operation.compiled.query(undefined, context, variables);
+    if (result.errors?.length && result.data === undefined) {
+      // The variables were refused before any resolver ran: authorise first (401/404/403), then 400.
+      const denied = await authorizeRootFields(this.schema, operation.definition, context, variables);
+      if (denied) return fromGraphQLError(denied, { exposeInternal: false });
+      const details = variableIssues(this.schema, operation.definition, variables);
+      if (details.length) return errorResponse('validation_failed', 'Validation failed', { details });
+    }
     if (result.errors?.length) {
       const response = fromGraphQLError(result.errors[0]!, { exposeInternal: !this.services.config.production });
       if (response.status >= 500) {

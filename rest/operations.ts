@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parse, validate, type GraphQLSchema, Kind, type DocumentNode } from 'graphql';
+import { parse, validate, type GraphQLSchema, Kind, type DocumentNode, type OperationDefinitionNode } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 
 const OPERATIONS_DIR = fileURLToPath(new URL('./operations', import.meta.url));
@@ -11,8 +11,14 @@ const OPERATIONS_DIR = fileURLToPath(new URL('./operations', import.meta.url));
  * schema and compiled with graphql-jit once at start-up. A route runs its
  * operation in-process: no HTTP loopback, no per-request parsing.
  */
-export function prepareOperations(schema: GraphQLSchema, dir = OPERATIONS_DIR): Map<string, CompiledQuery> {
-  const prepared = new Map<string, CompiledQuery>();
+export interface PreparedOperation {
+  compiled: CompiledQuery;
+  /** The parsed operation (its root fields and variable types, for errors found before execution). */
+  definition: OperationDefinitionNode;
+}
+
+export function prepareOperations(schema: GraphQLSchema, dir = OPERATIONS_DIR): Map<string, PreparedOperation> {
+  const prepared = new Map<string, PreparedOperation>();
   for (const file of readdirSync(dir).filter((name) => name.endsWith('.graphql')).sort()) {
     const source = readFileSync(join(dir, file), 'utf8');
     if (!source.replace(/#.*$/gm, '').trim()) continue; // a domain with no operations yet
@@ -29,7 +35,7 @@ export function prepareOperations(schema: GraphQLSchema, dir = OPERATIONS_DIR): 
       };
       const compiled = compileQuery(schema, single, name);
       if (!isCompiledQuery(compiled)) throw new Error(`${file}: ${name}: ${compiled.errors?.map((e) => e.message).join('; ')}`);
-      prepared.set(name, compiled);
+      prepared.set(name, { compiled, definition });
     }
   }
   return prepared;

@@ -9,6 +9,17 @@ import type { Role } from '../src/generated/prisma/client.js';
 import type PrismaTypes from '../src/generated/pothos-types.js';
 import { getDatamodel } from '../src/generated/pothos-types.js';
 
+/**
+ * The scope checks of one request. The orgRole/projectRole checks throw not_found /
+ * forbidden themselves, so the contract's 404-before-403 order holds. Also used by the
+ * REST layer to authorise before reporting a body whose types GraphQL refused (rest/authorize.ts).
+ */
+export const scopesFor = (ctx: Context) => ({
+  loggedIn: !!ctx.viewer,
+  orgRole: ({ orgId, role }: { orgId: string; role: Role }) => ctx.access.orgRole(orgId, role),
+  projectRole: ({ projectId, role }: { projectId: string; role: Role }) => ctx.access.projectRole(projectId, role),
+});
+
 export const builder = new SchemaBuilder<{
   Context: Context;
   PrismaTypes: PrismaTypes;
@@ -29,12 +40,7 @@ export const builder = new SchemaBuilder<{
   defaultFieldNullability: false,
   scopeAuth: {
     // Scopes run per field at the query roots (runScopesOnType does not work with graphql-jit).
-    authScopes: (ctx) => ({
-      loggedIn: !!ctx.viewer,
-      // These throw not_found / forbidden themselves, so the contract's 404-before-403 order holds.
-      orgRole: ({ orgId, role }) => ctx.access.orgRole(orgId, role),
-      projectRole: ({ projectId, role }) => ctx.access.projectRole(projectId, role),
-    }),
+    authScopes: scopesFor,
     unauthorizedError: (_parent, ctx, _info, result) => {
       const cause = findError(result.failure);
       if (cause) return cause;

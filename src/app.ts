@@ -6,10 +6,12 @@ import { buildOpenApi } from '../rest/openapi.js';
 import type { RestResponse, RouteDef } from '../rest/route.js';
 import { Router } from '../rest/router.js';
 import { createGraphqlServer } from './graphql.js';
+import { BodyTooLarge, readBody } from './http/body.js';
 import { requestIdFrom } from './http/request-id.js';
 import type { Services } from './services.js';
 
 const SDK_PREFIX = '/api/sdk/';
+const OPERATOR_BODY_LIMIT = 64 * 1024;
 const SDK_CORS_HEADERS = 'Authorization, Content-Type, If-None-Match';
 
 /**
@@ -28,7 +30,8 @@ export function createApp(services: Services, schema: GraphQLSchema, routes: Rou
     const started = process.hrtime.bigint();
     const requestId = requestIdFrom(req.headers['x-request-id']);
     res.setHeader('x-request-id', requestId);
-    res.on('finish', () => {
+    // 'close' fires for every request, also when the client goes away before the answer.
+    res.once('close', () => {
       services.logger.info(
         {
           reqId: requestId,
@@ -36,6 +39,7 @@ export function createApp(services: Services, schema: GraphQLSchema, routes: Rou
           path: (req.url ?? '').split('?')[0],
           status: res.statusCode,
           durationMs: Number(process.hrtime.bigint() - started) / 1e6,
+          ...(!res.writableFinished && { aborted: true }),
         },
         'request',
       );
@@ -68,8 +72,16 @@ export function createApp(services: Services, schema: GraphQLSchema, routes: Rou
     }
 
     if (url.pathname === '/graphql') {
-      if (Number(req.headers['content-length']) > 64 * 1024) {
-        return send(req, res, errorResponse('payload_too_large', 'Request body too large'));
+      if (req.method === 'POST') {
+        // The operator body limit holds here too, chunked bodies included: read it ourselves
+        // and hand yoga the text (whatwg-node uses a body already read from the request).
+        try {
+          const body = await readBody(req, OPERATOR_BODY_LIMIT);
+          (req as IncomingMessage & { body?: string }).body = body.toString('utf8');
+        } catch (error) {
+          if (error instanceof BodyTooLarge) return send(req, res, errorResponse('payload_too_large', 'Request body too large'));
+          throw error;
+        }
       }
       await yoga(req, res, { requestId, ip });
       return;

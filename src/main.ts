@@ -4,12 +4,18 @@ import { startServer } from './server.js';
 const running = await startServer();
 running.services.logger.info({ url: running.url, database: running.services.db.kind }, 'listening');
 
+const SHUTDOWN_DEADLINE_MS = 25_000;
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, async () => {
     if (stopping) return;
     stopping = true;
     running.services.logger.info({ signal }, 'shutting down');
+    // A request that never ends must not keep the process alive past the orchestrator's patience.
+    setTimeout(() => {
+      running.services.logger.error({ afterMs: SHUTDOWN_DEADLINE_MS }, 'shutdown deadline passed, exiting');
+      process.exit(1);
+    }, SHUTDOWN_DEADLINE_MS).unref();
     try {
       await running.close();
       process.exit(0);

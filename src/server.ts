@@ -1,15 +1,13 @@
-import { existsSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
-import { pino } from 'pino';
+import { pino, type DestinationStream } from 'pino';
 import { allRoutes } from '../rest/routes/index.js';
 import { schema } from '../schema/index.js';
 import { createApp } from './app.js';
 import { loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrate } from './db/migrate.js';
-import { socketPathFor } from './db/socket.js';
+import { startSocketServer } from './db/socket.js';
 import { RateLimits } from './rate-limit/index.js';
 import type { Services } from './services.js';
 import { startWorkers } from './workers.js';
@@ -22,36 +20,43 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function startServer(
-  overrides: Partial<Config> = {},
-  options: { now?: () => Date } = {},
-): Promise<RunningServer> {
+export interface StartOptions {
+  /** Injectable clock (tests move time instead of sleeping). */
+  now?: () => Date;
+  /** Where the JSON log lines go (default stdout); tests capture them. */
+  logDestination?: DestinationStream;
+}
+
+export async function startServer(overrides: Partial<Config> = {}, options: StartOptions = {}): Promise<RunningServer> {
   const config = { ...loadConfig(), ...overrides };
-  const logger = pino({ level: config.logLevel, base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
+  const logger = pino(
+    { level: config.logLevel, base: undefined, timestamp: pino.stdTimeFunctions.isoTime },
+    options.logDestination ?? pino.destination(1),
+  );
   const db = await openDatabase(config);
   const applied = await migrate(db);
   if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
 
-  let socketServer: PGLiteSocketServer | undefined;
-  if (db.pglite && !config.dataDir.startsWith('memory://')) {
-    const path = socketPathFor(config.dataDir);
-    if (existsSync(path)) rmSync(path); // left by a crash; PGlite's own lock guards the data
-    socketServer = new PGLiteSocketServer({ db: db.pglite, path });
-    await socketServer.start();
-  }
+  // Local tools reach the embedded database through the running server (decisions.md, Memberships).
+  const socketServer =
+    db.pglite && !config.dataDir.startsWith('memory://') ? await startSocketServer(db.pglite, config.dataDir) : undefined;
 
   const services: Services = {
     config,
     db,
     logger,
-    rateLimits: new RateLimits(config.redisUrl),
+    rateLimits: await RateLimits.create(config.redisUrl, logger),
     now: options.now ?? (() => new Date()),
   };
   const app = createApp(services, schema, allRoutes(new Date()));
-  const server = createServer({ keepAliveTimeout: 5000 }, app.listener);
+  // Idle keep-alive longer than a load balancer's (60 s) and than clients wait, so the client
+  // always drops an idle connection first and never sends into one the server just closed.
+  const server = createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000 }, app.listener);
   await new Promise<void>((done) => server.listen(config.port, config.host, done));
-  const workers = startWorkers(services);
   const { port } = server.address() as AddressInfo;
+  // The default PUBLIC_BASE_URL is http://HOST:PORT: name the port really bound (port 0 in tests).
+  if (!overrides.publicBaseUrl && !process.env.PUBLIC_BASE_URL) config.publicBaseUrl = `http://${config.host}:${port}`;
+  const workers = startWorkers(services);
 
   let closing: Promise<void> | undefined;
   const close = () =>

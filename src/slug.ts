@@ -1,10 +1,17 @@
 import { randomBytes } from 'node:crypto';
 
-/** URL-safe slug from a display name: "Café Münster!" -> "cafe-munster". */
+// Latin letters that Unicode decomposition leaves alone ("ß" has no base letter plus accent).
+const LATIN_LETTERS: Record<string, string> = {
+  ß: 'ss', ẞ: 'ss', æ: 'ae', Æ: 'ae', œ: 'oe', Œ: 'oe', ø: 'o', Ø: 'o', đ: 'd', Đ: 'd', ð: 'd', Ð: 'd',
+  ł: 'l', Ł: 'l', þ: 'th', Þ: 'th', ı: 'i', ŋ: 'n', Ŋ: 'n', ħ: 'h', Ħ: 'h', ĸ: 'k', ſ: 's',
+};
+
+/** URL-safe slug from a display name: "Café Münster!" -> "cafe-munster", "Straße" -> "strasse". */
 export function slugify(name: string, fallback: string): string {
   const slug = name
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')
+    .replace(/[^\x00-\x7f]/g, (char) => LATIN_LETTERS[char] ?? char)
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '')

@@ -1,3 +1,4 @@
+import { billingScheduleWorker } from './billing/schedule.js';
 import type { Services } from './services.js';
 import { startWebhookWorker } from './webhooks/worker.js';
 
@@ -10,5 +11,8 @@ export interface Worker {
 
 /** Starts every background worker; domains add theirs here. */
 export function startWorkers(services: Services): Worker[] {
-  return [startWebhookWorker(services)];
+  return [
+    billingScheduleWorker(services),
+    startWebhookWorker(services),
+  ];
 }

@@ -25,8 +25,10 @@ async function connect(): Promise<{ sql: Sql; close(): Promise<void> }> {
   if (existsSync(socket)) {
     try {
       return await pgConnection({ host: dirname(socket), port: 5432, user: 'postgres', database: 'postgres' });
-    } catch {
-      // A stale socket from a crashed server: fall through and open the files ourselves.
+    } catch (error) {
+      // Only a socket nobody listens on (left by a crashed server) lets us open the files ourselves:
+      // opening them while a server runs would corrupt them.
+      if ((error as NodeJS.ErrnoException).code !== 'ECONNREFUSED') throw error;
     }
   }
   const db = await openDatabase({ dataDir: config.dataDir });
@@ -88,4 +90,10 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-process.exitCode = await main(process.argv.slice(2));
+try {
+  process.exitCode = await main(process.argv.slice(2));
+} catch (error) {
+  // Unexpected failures (database unreachable, bad arguments) still end with one clear line.
+  console.error(`error: ${(error as Error).message}`);
+  process.exitCode = 1;
+}

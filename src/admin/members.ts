@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { uuidv7 } from 'uuidv7';
 
 /** The minimum a member command needs: parameterised SQL on one database. */
 export interface Sql {
@@ -50,7 +50,7 @@ export async function addMember(db: Sql, input: { org: string; email: string; ro
   await db.query(
     `INSERT INTO memberships (id, organization_id, user_id, role) VALUES ($1, $2, $3, $4::"Role")
      ON CONFLICT (organization_id, user_id) DO UPDATE SET role = EXCLUDED.role`,
-    [randomUUID(), organizationId, userId, role],
+    [uuidv7(), organizationId, userId, role],
   );
   return (await listMembers(db, organizationId)).find((member) => member.userId === userId)!;
 }

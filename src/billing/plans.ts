@@ -29,3 +29,6 @@ export function findPlan(id: string): Plan | undefined {
 }
 
 export const FREE_PLAN = findPlan('free')!;
+
+/** Plans sold through checkout (free is what an organization falls back to). */
+export const PAID_PLAN_IDS = PLANS.filter((plan) => plan.prices.month > 0).map((plan) => plan.id) as [Plan['id'], ...Plan['id'][]];

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { isUniqueViolation } from '../db/errors.js';
 import { PLAN_IDS, TRIAL_PLAN_IDS, findPlan } from '../billing/plans.js';
+import { trialSubscription } from '../billing/service.js';
 import type { Services } from '../services.js';
 import { insertWithUniqueSlug, slugify } from '../slug.js';
 import { parseInput } from '../validation.js';
@@ -9,8 +10,6 @@ export const createOrganizationInput = z.object({
   name: z.string().trim().min(1, 'Required').max(120, 'At most 120 characters'),
   planId: z.enum(PLAN_IDS, { message: `Must be one of ${PLAN_IDS.join(', ')}` }).optional(),
 });
-
-const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** Creates an organization with its creator as OWNER; `planId` starter/growth starts that trial. */
 export async function createOrganization(services: Services, userId: string, input: unknown) {
@@ -27,16 +26,8 @@ export async function createOrganization(services: Services, userId: string, inp
           slug,
           createdAt: now,
           memberships: { create: { userId, role: 'OWNER', createdAt: now } },
-          ...(trial && {
-            subscription: {
-              create: {
-                planId: trial.id,
-                status: 'trialing',
-                trialEndsAt: new Date(now.getTime() + trial.trialDays * DAY_MS),
-                trialUsed: true,
-              },
-            },
-          }),
+          // The trial it starts is the organization's one trial (decisions.md "Billing").
+          ...(trial && { subscription: { create: trialSubscription(trial, now) } }),
         },
       }),
     isUniqueViolation,

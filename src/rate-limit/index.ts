@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
 import {
   RateLimiterMemory,
   RateLimiterRedis,
@@ -19,10 +20,24 @@ export interface LimitRule {
  */
 export class RateLimits {
   private readonly limiters = new Map<string, RateLimiterAbstract>();
-  private readonly redis?: Redis;
 
-  constructor(redisUrl?: string) {
-    if (redisUrl) this.redis = new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  private constructor(private readonly redis?: Redis) {}
+
+  /**
+   * Connects to Redis before the server takes requests, so the first requests
+   * already share counters; an unreachable Redis is logged and the per-instance
+   * insurance counters take over until it answers.
+   */
+  static async create(redisUrl: string | undefined, logger?: Logger): Promise<RateLimits> {
+    if (!redisUrl) return new RateLimits();
+    const redis = new Redis(redisUrl, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    redis.on('error', () => {}); // reconnects by itself; each failed command falls back to insurance
+    try {
+      await redis.connect();
+    } catch (error) {
+      logger?.warn({ err: error }, 'Redis unreachable: rate limits count per instance until it answers');
+    }
+    return new RateLimits(redis);
   }
 
   private limiter(rule: LimitRule): RateLimiterAbstract {
@@ -68,7 +83,8 @@ export class RateLimits {
   }
 
   async close(): Promise<void> {
-    this.redis?.disconnect();
+    if (this.redis?.status === 'ready') await this.redis.quit();
+    else this.redis?.disconnect();
   }
 }
 

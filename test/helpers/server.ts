@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import type { Config } from '../../src/config.js';
-import { startServer, type RunningServer } from '../../src/server.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { startServer, type RunningServer, type StartOptions } from '../../src/server.js';
 
 /**
  * The database the suite runs on: the embedded one by default, PostgreSQL
@@ -43,8 +43,23 @@ export interface TestResponse {
   text: string;
 }
 
-export async function startTestServer(overrides: Partial<Config> = {}, options: { now?: () => Date } = {}): Promise<TestServer> {
-  const databaseUrl = overrides.databaseUrl ?? (await freshDatabaseUrl());
+/** Config overrides; `rateLimits` may name only the limits a test cares about. */
+export type TestOverrides = Partial<Omit<Config, 'rateLimits'>> & { rateLimits?: Partial<Config['rateLimits']> };
+
+// Tests register and log in far more often than a person: the auth limits get out of the way
+// unless a test sets them (test/rate-limits.test.ts checks the real defaults). SDK limits keep theirs.
+const GENEROUS_AUTH_LIMITS: Partial<Config['rateLimits']> = {
+  registerPerHour: 100_000,
+  loginPerIp: 100_000,
+  loginFailedPerEmail: 100_000,
+};
+
+export async function startTestServer(
+  overrides: TestOverrides = {},
+  options: StartOptions = {},
+): Promise<TestServer> {
+  // `databaseUrl: undefined` given explicitly asks for the embedded database even on a PostgreSQL run.
+  const databaseUrl = 'databaseUrl' in overrides ? overrides.databaseUrl : await freshDatabaseUrl();
   const running = await startServer(
     {
       port: 0,
@@ -52,6 +67,7 @@ export async function startTestServer(overrides: Partial<Config> = {}, options: 
       logLevel: (process.env.TEST_LOG_LEVEL as Config['logLevel']) ?? 'silent',
       nodeEnv: 'test',
       ...overrides,
+      rateLimits: { ...loadConfig().rateLimits, ...GENEROUS_AUTH_LIMITS, ...overrides.rateLimits },
       databaseUrl,
     },
     options,

@@ -1,0 +1,118 @@
+import { createHash } from 'node:crypto';
+import canonicalize from 'canonicalize';
+
+// The published configuration and its two hashes, exactly as decisions.md defines them.
+
+export interface CategoryView {
+  id: string;
+  name: string;
+  sortOrder: number;
+}
+
+export interface PurposeView {
+  id: string;
+  key: string;
+  name: string;
+  description: string;
+  required: boolean;
+  categoryId: string;
+  sortOrder: number;
+}
+
+export interface NoticeView {
+  title: string;
+  description: string;
+  acceptLabel: string;
+  rejectLabel: string;
+  manageLabel: string;
+  companyName: string;
+  logoUrl: string;
+  primaryColor: string;
+}
+
+/** Exactly the SDK config response's `config` object. */
+export interface ConsentConfig {
+  purposes: PurposeView[];
+  categories: CategoryView[];
+  notice: NoticeView;
+}
+
+export const NOTICE_FIELDS = [
+  'title',
+  'description',
+  'acceptLabel',
+  'rejectLabel',
+  'manageLabel',
+  'companyName',
+  'logoUrl',
+  'primaryColor',
+] as const satisfies readonly (keyof NoticeView)[];
+
+export const EMPTY_NOTICE: NoticeView = Object.fromEntries(NOTICE_FIELDS.map((field) => [field, ''])) as unknown as NoticeView;
+
+/** Lowercase hex SHA-256 of the RFC 8785 (JCS) canonical JSON of `value`. */
+export function canonicalHash(value: unknown): string {
+  return createHash('sha256').update(canonicalize(value)!, 'utf8').digest('hex');
+}
+
+const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * The config a version publishes, in a deterministic order: purposes by
+ * sortOrder then key, categories by sortOrder then name then id. Only the
+ * contract's fields are copied, so nothing else from the rows can leak.
+ */
+export function buildConfig(draft: { categories: CategoryView[]; purposes: PurposeView[]; notice: NoticeView }): ConsentConfig {
+  const purposes = draft.purposes
+    .map(({ id, key, name, description, required, categoryId, sortOrder }) => ({ id, key, name, description, required, categoryId, sortOrder }))
+    .sort((a, b) => a.sortOrder - b.sortOrder || byCodeUnits(a.key, b.key));
+  const categories = draft.categories
+    .map(({ id, name, sortOrder }) => ({ id, name, sortOrder }))
+    .sort((a, b) => a.sortOrder - b.sortOrder || byCodeUnits(a.name, b.name) || byCodeUnits(a.id, b.id));
+  const notice = Object.fromEntries(NOTICE_FIELDS.map((field) => [field, draft.notice[field]])) as unknown as NoticeView;
+  return { purposes, categories, notice };
+}
+
+/**
+ * A stored config (JSONB keeps keys in its own order) with the keys back in
+ * the contract's order; array order and values are untouched.
+ */
+export function storedConfig(json: unknown): ConsentConfig {
+  const stored = json as ConsentConfig;
+  return {
+    purposes: stored.purposes.map(({ id, key, name, description, required, categoryId, sortOrder }) => ({
+      id,
+      key,
+      name,
+      description,
+      required,
+      categoryId,
+      sortOrder,
+    })),
+    categories: stored.categories.map(({ id, name, sortOrder }) => ({ id, name, sortOrder })),
+    notice: Object.fromEntries(NOTICE_FIELDS.map((field) => [field, stored.notice[field]])) as unknown as NoticeView,
+  };
+}
+
+/**
+ * The consent surface: what a visitor agrees to. Branding (labels, colours,
+ * logo, sort order, ids) is left out, so changing it does not re-prompt.
+ */
+export function consentHash(config: ConsentConfig): string {
+  const categoryName = new Map(config.categories.map((category) => [category.id, category.name]));
+  const purposes = config.purposes
+    .map((purpose) => ({
+      key: purpose.key,
+      name: purpose.name,
+      description: purpose.description,
+      required: purpose.required,
+      category: categoryName.get(purpose.categoryId) ?? '',
+    }))
+    .sort((a, b) => byCodeUnits(a.key, b.key));
+  return canonicalHash({ purposes, notice: { title: config.notice.title, description: config.notice.description } });
+}
+
+/** Everything the SDK receives for a version (the source of its ETag). */
+export function contentHash(number: number, config: ConsentConfig): string {
+  return canonicalHash({ number, config });
+}

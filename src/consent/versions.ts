@@ -1,0 +1,82 @@
+import { uuidv7 } from 'uuidv7';
+import { isUniqueViolation } from '../db/errors.js';
+import { conflict, validationFailed, type ValidationIssue } from '../errors.js';
+import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
+import { notifyMembers } from '../notifications/notify.js';
+import type { Services } from '../services.js';
+import { buildConfig, consentHash, contentHash, storedConfig, type ConsentConfig } from './config.js';
+import { readDraft, withProjectLock } from './draft.js';
+
+type Db = PrismaClient | Prisma.TransactionClient;
+
+/** A published, immutable version with its configuration snapshot. */
+export interface PublishedVersion {
+  id: string;
+  number: number;
+  publishedAt: Date;
+  contentHash: string;
+  consentHash: string;
+  config: ConsentConfig;
+}
+
+const VERSION_FIELDS = { id: true, number: true, publishedAt: true, contentHash: true, consentHash: true, config: true } as const;
+
+/** The newest published version of a project (what the SDK serves), or null before the first publish. */
+export async function latestPublishedVersion(db: Db, projectId: string): Promise<PublishedVersion | null> {
+  const version = await db.consentVersion.findFirst({ where: { projectId }, orderBy: { number: 'desc' }, select: VERSION_FIELDS });
+  return version && { ...version, config: storedConfig(version.config) };
+}
+
+/** The evidence path of a version, also the link of its notification. */
+export const evidencePath = (projectId: string, versionId: string) =>
+  `/api/platform/projects/${projectId}/evidence/publish/${versionId}`;
+
+/**
+ * Turns the draft into the next numbered, immutable version. The project row
+ * lock serializes publishes (and draft edits) per project, so two publishes
+ * can never take the same number; the unique index is the backstop.
+ * Publishing identical content again still creates a new number.
+ */
+export async function publishDraft(services: Services, projectId: string, publishedById: string): Promise<PublishedVersion> {
+  try {
+    return await withProjectLock(services, projectId, async (tx) => {
+      const draft = await readDraft(tx, projectId);
+      const issues: ValidationIssue[] = [];
+      if (!draft.purposes.length) issues.push({ path: ['purposes'], message: 'Publishing needs at least one purpose' });
+      if (!/\S/.test(draft.notice.title)) issues.push({ path: ['notice', 'title'], message: 'Publishing needs a notice title' });
+      if (issues.length) throw validationFailed(issues, 'The draft cannot be published yet');
+
+      const latest = await tx.consentVersion.findFirst({ where: { projectId }, orderBy: { number: 'desc' }, select: { number: true } });
+      const number = (latest?.number ?? 0) + 1;
+      const config = buildConfig(draft);
+      const version = await tx.consentVersion.create({
+        data: {
+          id: uuidv7(),
+          projectId,
+          number,
+          config: config as unknown as Prisma.InputJsonObject,
+          contentHash: contentHash(number, config),
+          consentHash: consentHash(config),
+          publishedAt: services.now(),
+          publishedById,
+        },
+        select: { ...VERSION_FIELDS, project: { select: { organizationId: true, name: true } } },
+      });
+      await notifyMembers(tx, {
+        organizationId: version.project.organizationId,
+        projectId,
+        product: 'consent',
+        type: 'consent.version_published',
+        title: `Version ${number} published`,
+        body: `Consent configuration version ${number} of ${version.project.name} is live.`,
+        link: evidencePath(projectId, version.id),
+        createdAt: version.publishedAt,
+      });
+      const { project: _project, ...published } = version;
+      return { ...published, config };
+    });
+  } catch (error) {
+    if (isUniqueViolation(error)) throw conflict('Another publish took this version number; try again');
+    throw error;
+  }
+}

@@ -1,0 +1,58 @@
+import { stringify } from 'csv-stringify/sync';
+import { NOTICE_FIELDS } from '../consent/config.js';
+import type { EvidenceDocument } from './html.js';
+
+/**
+ * The package as CSV, three blocks separated by an empty line, each with its
+ * own header row (docs/consent.md):
+ *   1. `field,value`: project, version, publisher, hashes, receipts, notice, generatedAt
+ *   2. purposes: key, name, description, required, category, sortOrder, id, categoryId
+ *   3. categories: id, name, sortOrder
+ * Text cells that a spreadsheet would run as a formula (= + - @ tab CR first)
+ * get a leading apostrophe; numbers and booleans are written as they are.
+ */
+export function renderEvidenceCsv({ project, evidence, generatedAt }: EvidenceDocument): string {
+  const { version, config, publishedBy, hashes } = evidence;
+  const categoryName = new Map(config.categories.map((category) => [category.id, category.name]));
+  const iso = (value: Date | string | null) => (value ? new Date(value).toISOString() : '');
+  const fields: [string, string | number][] = [
+    ['project.id', project.id],
+    ['project.name', project.name],
+    ['project.organizationId', project.organizationId],
+    ['version.id', version.id],
+    ['version.number', version.number],
+    ['version.publishedAt', iso(version.publishedAt)],
+    ['publishedBy.id', publishedBy.id],
+    ['publishedBy.email', publishedBy.email],
+    ['publishedBy.name', publishedBy.name],
+    ['hashes.contentHash', hashes.contentHash],
+    ['hashes.consentHash', hashes.consentHash],
+    ['hashes.packageHash', hashes.packageHash],
+    ['receiptsCount', evidence.receiptsCount],
+    ['firstReceiptAt', iso(evidence.firstReceiptAt)],
+    ...NOTICE_FIELDS.map((field): [string, string] => [`notice.${field}`, config.notice[field]]),
+    ['generatedAt', iso(generatedAt)],
+  ];
+  const purposes = config.purposes.map((purpose) => [
+    purpose.key,
+    purpose.name,
+    purpose.description,
+    purpose.required,
+    categoryName.get(purpose.categoryId) ?? '',
+    purpose.sortOrder,
+    purpose.id,
+    purpose.categoryId,
+  ]);
+  const categories = config.categories.map((category) => [category.id, category.name, category.sortOrder]);
+
+  const options = { cast: { string: neutralizeFormula, boolean: (value: boolean) => String(value) } };
+  return [
+    stringify([['field', 'value'], ...fields], options),
+    stringify([['purpose.key', 'purpose.name', 'purpose.description', 'purpose.required', 'purpose.category', 'purpose.sortOrder', 'purpose.id', 'purpose.categoryId'], ...purposes], options),
+    stringify([['category.id', 'category.name', 'category.sortOrder'], ...categories], options),
+  ].join('\n');
+}
+
+function neutralizeFormula(value: string): string {
+  return /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+}

@@ -1,0 +1,68 @@
+import { canonicalHash, storedConfig } from '../consent/config.js';
+import { notFound } from '../errors.js';
+import type { PrismaClient } from '../generated/prisma/client.js';
+
+export interface Publisher {
+  id: string;
+  email: string;
+  name: string;
+}
+
+/** GET /evidence/publish: one summary per published version, newest first. */
+export async function listPublishEvidence(db: PrismaClient, projectId: string) {
+  const versions = await db.consentVersion.findMany({
+    where: { projectId },
+    orderBy: { number: 'desc' },
+    select: {
+      id: true,
+      number: true,
+      publishedAt: true,
+      contentHash: true,
+      consentHash: true,
+      publishedBy: { select: { id: true, email: true, name: true } },
+    },
+  });
+  return versions.map(({ id, ...rest }) => ({ versionId: id, ...rest }));
+}
+
+export type EvidencePackage = Awaited<ReturnType<typeof publishEvidencePackage>>;
+
+/**
+ * The evidence package of one version: the immutable snapshot, who published
+ * it, its hashes and the receipts recorded against it so far. `packageHash`
+ * covers the package exactly as it goes on the wire, minus `hashes.packageHash`
+ * itself, so anyone holding the JSON can re-check it (it changes as receipts arrive).
+ */
+export async function publishEvidencePackage(db: PrismaClient, projectId: string, versionId: string) {
+  const [version, receipts] = await Promise.all([
+    db.consentVersion.findFirst({
+      where: { id: versionId, projectId },
+      select: {
+        id: true,
+        number: true,
+        publishedAt: true,
+        contentHash: true,
+        consentHash: true,
+        config: true,
+        publishedBy: { select: { id: true, email: true, name: true } },
+      },
+    }),
+    db.receipt.aggregate({ where: { versionId, projectId }, _count: { _all: true }, _min: { createdAt: true } }),
+  ]);
+  if (!version) throw notFound('Version');
+  const { config, publishedBy, ...versionFields } = version;
+  const evidence = {
+    version: versionFields,
+    config: storedConfig(config),
+    publishedBy: publishedBy as Publisher,
+    hashes: { contentHash: version.contentHash, consentHash: version.consentHash },
+    receiptsCount: receipts._count._all,
+    firstReceiptAt: receipts._min.createdAt,
+  };
+  return { ...evidence, hashes: { ...evidence.hashes, packageHash: packageHash(evidence) } };
+}
+
+/** SHA-256 of the canonical JSON of the package as serialized (timestamps as ISO strings). */
+export function packageHash(evidence: unknown): string {
+  return canonicalHash(JSON.parse(JSON.stringify(evidence)));
+}

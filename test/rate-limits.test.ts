@@ -1,0 +1,190 @@
+import { randomBytes, randomInt } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import { PASSWORD } from './helpers/fixtures.js';
+import { startTestServer, type TestServer, type TestOverrides } from './helpers/server.js';
+
+const REGISTER = '/api/platform/auth/register';
+const LOGIN = '/api/platform/auth/login';
+const DEFAULTS = loadConfig({}).rateLimits;
+
+// Every test speaks from its own client address (the server trusts X-Forwarded-For
+// here), so counters of one test never leak into another, nor across runs on Redis.
+const newIp = () => `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`;
+const email = () => `rl-${randomBytes(5).toString('hex')}@example.com`;
+
+const servers: TestServer[] = [];
+async function start(overrides: TestOverrides = {}) {
+  const server = await startTestServer({ trustProxy: true, ...overrides, rateLimits: { ...DEFAULTS, ...overrides.rateLimits } });
+  servers.push(server);
+  return server;
+}
+afterAll(() => Promise.all(servers.map((s) => s.close())));
+
+const register = (server: TestServer, ip: string, address = email()) =>
+  server.request('POST', REGISTER, { headers: { 'x-forwarded-for': ip }, body: { email: address, password: PASSWORD, name: 'Limit' } });
+const login = (server: TestServer, ip: string, address: string, password = PASSWORD) =>
+  server.request('POST', LOGIN, { headers: { 'x-forwarded-for': ip }, body: { email: address, password } });
+
+function expectRateLimited(res: Awaited<ReturnType<TestServer['request']>>, limit: number, windowSeconds: number) {
+  expect(res.status).toBe(429);
+  expect(res.body).toEqual({ error: expect.any(String), code: 'rate_limited' });
+  const retryAfter = Number(res.headers.get('retry-after'));
+  expect(Number.isInteger(retryAfter)).toBe(true);
+  expect(retryAfter).toBeGreaterThan(0);
+  expect(retryAfter).toBeLessThanOrEqual(windowSeconds);
+  expect(res.headers.get('x-ratelimit-limit')).toBe(String(limit));
+  expect(res.headers.get('x-ratelimit-remaining')).toBe('0');
+  const reset = Number(res.headers.get('x-ratelimit-reset'));
+  const now = Math.floor(Date.now() / 1000);
+  expect(reset).toBeGreaterThanOrEqual(now);
+  expect(reset).toBeLessThanOrEqual(now + windowSeconds + 1);
+}
+
+describe('defaults', () => {
+  it('are the decisions: register 10/IP/hour, login 20/IP/15 min and 5 failed/e-mail/15 min, SDK 600 and 120 per minute', () => {
+    expect(DEFAULTS).toEqual({ registerPerHour: 10, loginPerIp: 20, loginFailedPerEmail: 5, sdkConfigPerMinute: 600, sdkConsentPerMinute: 120 });
+    expect(
+      loadConfig({ RATE_LIMIT_REGISTER_PER_HOUR: '3', RATE_LIMIT_LOGIN_PER_IP: '4', RATE_LIMIT_LOGIN_FAILED_PER_EMAIL: '2' }).rateLimits,
+    ).toMatchObject({ registerPerHour: 3, loginPerIp: 4, loginFailedPerEmail: 2 });
+  });
+});
+
+describe('with the default limits', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await start();
+  });
+
+  it('lets 10 registrations per IP through in an hour and refuses the 11th with 429, creating nothing', async () => {
+    const ip = newIp();
+    for (let i = 0; i < 10; i++) expect((await register(server, ip)).status).toBe(201);
+    const address = email();
+    const refused = await register(server, ip, address);
+    expectRateLimited(refused, 10, 3600);
+    const rows = await server.services.db.query('SELECT id FROM users WHERE email = $1', [address]);
+    expect(rows).toHaveLength(0);
+    // Another address is not affected.
+    expect((await register(server, newIp())).status).toBe(201);
+  });
+
+  it('refuses the 21st login from one IP within 15 minutes, whatever the outcome', async () => {
+    const ip = newIp();
+    const address = email();
+    expect((await register(server, newIp(), address)).status).toBe(201);
+    // Mixed outcomes across different e-mails so the per-e-mail budget never trips first.
+    for (let i = 0; i < 20; i++) {
+      const res = i % 4 === 0 ? await login(server, ip, address) : await login(server, ip, email(), 'wrong password!');
+      expect(res.status).toBe(i % 4 === 0 ? 200 : 401);
+    }
+    expectRateLimited(await login(server, ip, address), 20, 900);
+    expect((await login(server, newIp(), address)).status).toBe(200);
+  });
+
+  it('blocks an e-mail after 5 failed logins, even with the right password, from any IP', async () => {
+    const address = email();
+    expect((await register(server, newIp(), address)).status).toBe(201);
+    for (let i = 0; i < 5; i++) expect((await login(server, newIp(), address, `wrong password ${i}`)).status).toBe(401);
+    expectRateLimited(await login(server, newIp(), address), 5, 900);
+    expectRateLimited(await login(server, newIp(), address.toUpperCase()), 5, 900);
+    // Other e-mails are not affected.
+    const other = email();
+    expect((await register(server, newIp(), other)).status).toBe(201);
+    expect((await login(server, newIp(), other)).status).toBe(200);
+  });
+
+  it('counts unknown e-mails too, and a successful login clears the failures', async () => {
+    const ghost = email();
+    for (let i = 0; i < 5; i++) expect((await login(server, newIp(), ghost, 'whatever password')).status).toBe(401);
+    expect((await login(server, newIp(), ghost, 'whatever password')).status).toBe(429);
+
+    const address = email();
+    expect((await register(server, newIp(), address)).status).toBe(201);
+    for (let i = 0; i < 4; i++) expect((await login(server, newIp(), address, 'wrong password!')).status).toBe(401);
+    expect((await login(server, newIp(), address)).status).toBe(200);
+    for (let i = 0; i < 4; i++) expect((await login(server, newIp(), address, 'wrong password!')).status).toBe(401);
+    expect((await login(server, newIp(), address)).status).toBe(200);
+  });
+
+  it('ignores X-Forwarded-For unless TRUST_PROXY is on', async () => {
+    const direct = await start({ trustProxy: false, rateLimits: { registerPerHour: 2 } });
+    expect((await register(direct, newIp())).status).toBe(201);
+    expect((await register(direct, newIp())).status).toBe(201);
+    expect((await register(direct, newIp())).status).toBe(429);
+  });
+});
+
+describe('configured limits', () => {
+  it('applies overridden numbers and reports them in X-RateLimit-Limit', async () => {
+    const server = await start({ rateLimits: { registerPerHour: 2, loginPerIp: 3, loginFailedPerEmail: 1 } });
+    const ip = newIp();
+    expect((await register(server, ip)).status).toBe(201);
+    expect((await register(server, ip)).status).toBe(201);
+    expectRateLimited(await register(server, ip), 2, 3600);
+
+    const address = email();
+    expect((await register(server, newIp(), address)).status).toBe(201);
+    expect((await login(server, newIp(), address, 'wrong password!')).status).toBe(401);
+    expectRateLimited(await login(server, newIp(), address), 1, 900);
+
+    const loginIp = newIp();
+    for (let i = 0; i < 3; i++) expect((await login(server, loginIp, email(), 'nobody home')).status).toBe(401);
+    expectRateLimited(await login(server, loginIp, email(), 'nobody home'), 3, 900);
+  });
+
+  it('limits register over /graphql as well, with extensions.code rate_limited', async () => {
+    const server = await start({ rateLimits: { registerPerHour: 1 } });
+    const ip = newIp();
+    const mutation = 'mutation($input: RegisterInput!) { register(input: $input) { user { id } } }';
+    const call = () =>
+      server.request('POST', '/graphql', {
+        headers: { 'x-forwarded-for': ip },
+        body: { query: mutation, variables: { input: { email: email(), password: PASSWORD, name: 'G' } } },
+      });
+    expect((await call()).body.data.register.user.id).toEqual(expect.any(String));
+    const refused = await call();
+    expect(refused.body.errors[0].extensions.code).toBe('rate_limited');
+  });
+});
+
+// Shared counters need a Redis: the test runs when one answers on REDIS_URL or the local default.
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const redisAnswers = await (async () => {
+  const probe = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  try {
+    await probe.connect();
+    return (await probe.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    probe.disconnect();
+  }
+})();
+
+describe.skipIf(!redisAnswers)('with REDIS_URL', () => {
+  it('shares counters between two instances', async () => {
+    const limits = { registerPerHour: 3, loginFailedPerEmail: 2 };
+    const a = await start({ redisUrl: REDIS_URL, rateLimits: limits });
+    const b = await start({ redisUrl: REDIS_URL, rateLimits: limits });
+    const ip = newIp();
+    expect((await register(a, ip)).status).toBe(201);
+    expect((await register(b, ip)).status).toBe(201);
+    expect((await register(a, ip)).status).toBe(201);
+    expectRateLimited(await register(b, ip), 3, 3600);
+    expectRateLimited(await register(a, ip), 3, 3600);
+
+    const address = email();
+    expect((await register(a, newIp(), address)).status).toBe(201);
+    expect((await login(a, newIp(), address, 'wrong password!')).status).toBe(401);
+    expect((await login(b, newIp(), address, 'wrong password!')).status).toBe(401);
+    expectRateLimited(await login(a, newIp(), address), 2, 900);
+
+    const redis = new Redis(REDIS_URL);
+    try {
+      expect(await redis.exists(`rl:register-ip:${ip}`)).toBe(1);
+    } finally {
+      redis.disconnect();
+    }
+  });
+});
