@@ -1,15 +1,32 @@
 import { uuidv7 } from 'uuidv7';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig, type Config } from '../src/config.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { Config } from '../src/config.js';
 import { enqueueConsentUpdated } from '../src/webhooks/outbox.js';
 import { runDue, wakeWebhookWorker, webhookWorkerOf } from '../src/webhooks/worker.js';
+import { manyOperators } from './helpers/consent.js';
 import { team } from './helpers/fixtures.js';
-import { startTestServer, type TestServer } from './helpers/server.js';
+import { startTestServer, type TestResponse, type TestServer } from './helpers/server.js';
 import { startReceiver, verifySignature, type Receiver } from './helpers/webhook-receiver.js';
 
 /** Several teams register per server: lift the per-IP register and login limits. */
 const start = (overrides: Partial<Config> = {}, options: { now?: () => Date } = {}) =>
-  startTestServer({ rateLimits: { ...loadConfig().rateLimits, registerPerHour: 10_000, loginPerIp: 10_000 }, ...overrides }, options);
+  startTestServer({ ...manyOperators, ...overrides }, options);
+
+/** Checks a real response against what /api/openapi.json promises for that route and status. */
+async function documented(server: TestServer) {
+  const doc = (await server.request('GET', '/api/openapi.json')).body;
+  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
+  ajv.addSchema(doc, 'openapi.json');
+  return (method: string, path: string, res: TestResponse) => {
+    const template = `/api/platform/projects/{projectId}/webhook${path}`;
+    const content = doc.paths[template]?.[method.toLowerCase()]?.responses[String(res.status)]?.content?.['application/json'];
+    expect(content, `${method} ${template} documents ${res.status}`).toBeDefined();
+    const ref = `openapi.json#/paths/${template.replaceAll('/', '~1')}/${method.toLowerCase()}/responses/${res.status}/content/application~1json/schema`;
+    const validate = ajv.compile({ $ref: ref });
+    expect(validate(res.body), `${method} ${template} ${res.status}: ${JSON.stringify(validate.errors)} for ${res.text}`).toBe(true);
+  };
+}
 
 const SECRET = /^whsec_[0-9A-Za-z]{32}$/;
 const webhookPath = (projectId: string, rest = '') => `/api/platform/projects/${projectId}/webhook${rest}`;
@@ -100,6 +117,30 @@ describe('webhook configuration', () => {
     expect(rotated.body.secret).toMatch(SECRET);
     expect(rotated.body.secret).not.toBe(first);
     expect(rotated.body.webhook.secretPrefix).toBe(rotated.body.secret.slice(0, 12));
+  });
+
+  it('answers every webhook route as the OpenAPI document describes', async () => {
+    const check = await documented(server);
+    const t = await team(server);
+    const path = (rest = '') => webhookPath(t.project.id, rest);
+    const call = (method: string, rest: string, token?: string, body?: unknown) => server.request(method, path(rest), { token, body });
+    check('GET', '', await call('GET', '', t.viewer.token));
+    check('GET', '', await call('GET', '', t.outsider.token));
+    check('GET', '', await call('GET', ''));
+    check('POST', '/secret', await call('POST', '/secret', t.owner.token));
+    check('POST', '/test', await call('POST', '/test', t.admin.token));
+    check('PUT', '', await call('PUT', '', t.viewer.token, { url: 'https://hooks.example.com/' }));
+    check('PUT', '', await call('PUT', '', t.admin.token, { url: 'ftp://hooks.example.com/' }));
+    check('PUT', '', await call('PUT', '', t.admin.token, { url: 'http://127.0.0.1:1/closed' }));
+    check('PUT', '', await call('PUT', '', t.admin.token, { url: 'http://127.0.0.1:1/closed', enabled: true }));
+    check('GET', '', await call('GET', '', t.viewer.token));
+    check('POST', '/secret', await call('POST', '/secret', t.admin.token));
+    check('POST', '/secret', await call('POST', '/secret', t.owner.token));
+    check('POST', '/test', await call('POST', '/test', t.viewer.token));
+    check('POST', '/test', await call('POST', '/test', t.admin.token));
+    check('GET', '/deliveries', await call('GET', '/deliveries?limit=1', t.viewer.token));
+    check('GET', '/deliveries', await call('GET', '/deliveries?limit=0', t.viewer.token));
+    check('GET', '/deliveries', await call('GET', '/deliveries', t.outsider.token));
   });
 
   it('refuses URLs that are not https (http only to this machine) and changes nothing', async () => {
