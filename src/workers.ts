@@ -1,6 +1,7 @@
 import { billingScheduleWorker } from './billing/schedule.js';
 import { startSdkCacheListener } from './sdk/cache.js';
 import type { Services } from './services.js';
+import { startWebhookWorker } from './webhooks/worker.js';
 
 /** A background job inside the service (webhook delivery, billing schedules). */
 export interface Worker {
@@ -14,5 +15,6 @@ export function startWorkers(services: Services): Worker[] {
   return [
     billingScheduleWorker(services),
     startSdkCacheListener(services),
+    startWebhookWorker(services),
   ];
 }

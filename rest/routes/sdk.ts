@@ -194,13 +194,21 @@ function preferencesPage(key: string): RestResponse {
   const script = `<script src="/sdk/v1/consent.js"></script>
 <script>
 ConsentSDK.init({ publicKey: ${JSON.stringify(key)} }).then(function (c) {
-  document.getElementById('status').textContent = 'Your choices are saved in this browser for this site.';
+  var button = document.getElementById('open');
+  document.getElementById('status').textContent = 'Choose which purposes you allow, then save. Your choices are kept in this browser for this site.';
+  button.hidden = false;
+  button.addEventListener('click', function () { c.showPreferences(); });
   c.showPreferences();
 }).catch(function () {
   document.getElementById('status').textContent = 'Your preferences cannot be shown right now.';
 });
 </script>`;
-  return page(200, 'Privacy preferences', '<p id="status">Loading your preferences…</p>', script);
+  return page(
+    200,
+    'Privacy preferences',
+    '<p id="status">Loading your preferences…</p><button id="open" type="button" hidden>Change preferences</button>',
+    script,
+  );
 }
 
 const preferencesRoute = route({

@@ -3,6 +3,7 @@ import type { Prisma } from '../generated/prisma/client.js';
 import { notifyMembers } from '../notifications/notify.js';
 import type { Services } from '../services.js';
 import { enqueueConsentUpdated } from '../webhooks/outbox.js';
+import { wakeWebhookWorker } from '../webhooks/worker.js';
 import { sdkCache } from './cache.js';
 
 type Tx = Prisma.TransactionClient;
@@ -82,7 +83,7 @@ export class ReceiptWriter {
     const cache = sdkCache(this.services);
     const projectIds = [...new Set(receipts.map((r) => r.projectId))].sort();
     const unknownLive = projectIds.filter((id) => !cache.knowsReceipts(id));
-    await this.services.db.prisma.$transaction(async (tx) => {
+    const enqueued = await this.services.db.prisma.$transaction(async (tx) => {
       const firstReceiptOf = await this.goLiveProjects(tx, unknownLive);
       // One statement for the whole batch, in raw SQL: Prisma would plan a new query for every batch size.
       const column = <K extends keyof NewReceipt>(key: K) => receipts.map((r) => r[key]);
@@ -114,8 +115,11 @@ export class ReceiptWriter {
         const first = receipts.find((r) => r.projectId === projectId)!;
         await notifyGoLive(tx, projectId, first.createdAt);
       }
+      return hooked.size > 0;
     });
     for (const id of projectIds) cache.rememberReceipts(id);
+    // Committed: deliver now rather than at the worker's next poll.
+    if (enqueued) wakeWebhookWorker();
   }
 
   /**

@@ -1,0 +1,63 @@
+import { lookup } from 'node:dns';
+import type { LookupAddress, LookupAllOptions, LookupOneOptions } from 'node:dns';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
+
+/**
+ * The SSRF guard: in production a webhook may only reach public unicast
+ * addresses. ipaddr.js classifies an address into its IANA special-purpose
+ * range; everything but plain `unicast` is refused: loopback (127/8, ::1),
+ * unspecified (0/8, ::), private (10/8, 172.16/12, 192.168/16), carrier-grade
+ * NAT (100.64/10, which also holds 100.100.100.200, a cloud metadata address),
+ * link-local (169.254/16 with the 169.254.169.254 metadata service, fe80::/10),
+ * unique-local (fc00::/7, with AWS's fd00:ec2::254), reserved (192.0.0.0/24 with
+ * Oracle's 192.0.0.192), multicast, broadcast, and the IPv6 forms that embed an
+ * IPv4 address (IPv4-mapped addresses are unwrapped and checked as IPv4; NAT64,
+ * 6to4 and Teredo are refused outright).
+ */
+export function isPublicAddress(address: string): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  return ipaddr.process(address).range() === 'unicast';
+}
+
+export class BlockedAddressError extends Error {
+  readonly code = 'EBLOCKEDADDRESS';
+  constructor(host: string, address: string) {
+    super(host === address ? `address ${address} is not allowed` : `${host} resolves to ${address}, which is not allowed`);
+  }
+}
+
+/** `[::1]` → `::1`: URL hostnames keep the brackets of IPv6 literals. */
+export const bareHost = (hostname: string) => hostname.replace(/^\[(.*)\]$/, '$1');
+
+/** Resolves a host name (or takes an IP literal) and refuses it unless every address is public. */
+export async function assertPublicHost(hostname: string): Promise<void> {
+  const host = bareHost(hostname);
+  const addresses = isIP(host) ? [host] : (await lookupAll(host)).map((entry) => entry.address);
+  const blocked = addresses.find((address) => !isPublicAddress(address));
+  if (blocked) throw new BlockedAddressError(host, blocked);
+}
+
+const lookupAll = (host: string) =>
+  new Promise<LookupAddress[]>((resolve, reject) =>
+    lookup(host, { all: true }, (error, addresses) => (error ? reject(error) : resolve(addresses))),
+  );
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/**
+ * A `dns.lookup` for the HTTP client that refuses private addresses at
+ * connection time, so a host that resolved to a public address when it was
+ * configured cannot later be rebound to an internal one: the address checked
+ * is the address connected to. (Node skips `lookup` for IP literals, so callers
+ * check those with assertPublicHost first.)
+ */
+export function guardedLookup(host: string, options: LookupOneOptions | LookupAllOptions, callback: LookupCallback): void {
+  lookup(host, { ...options, all: true }, (error, addresses) => {
+    if (error) return callback(error, []);
+    const blocked = addresses.find((entry) => !isPublicAddress(entry.address));
+    if (blocked) return callback(new BlockedAddressError(host, blocked.address), []);
+    if (options.all) return callback(null, addresses);
+    callback(null, addresses[0]!.address, addresses[0]!.family);
+  });
+}

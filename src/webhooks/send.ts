@@ -1,0 +1,119 @@
+import { createHmac } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
+import { assertPublicHost, guardedLookup } from './address.js';
+
+/** decisions.md "Webhook": a receiver has 10 s to answer. */
+export const DEFAULT_TIMEOUT_MS = 10_000;
+
+export interface WebhookMessage {
+  url: string;
+  secret: string;
+  /** The event id, sent as X-Consent-Delivery (receivers dedupe on it). */
+  eventId: string;
+  eventType: string;
+  /** The raw body: the signature covers exactly these bytes. */
+  body: string;
+}
+
+export interface SendOptions {
+  timeoutMs: number;
+  /** Production: only public addresses, checked on the address actually connected to. */
+  publicOnly: boolean;
+}
+
+export interface SendResult {
+  ok: boolean;
+  responseStatus: number | null;
+  durationMs: number;
+  error: string | null;
+}
+
+/** `sha256=<hex HMAC-SHA256(raw body, secret)>`, the X-Consent-Signature value. */
+export const signature = (body: string, secret: string) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+
+// Connections to a receiver are reused between deliveries.
+const agents = {
+  'http:': new http.Agent({ keepAlive: true, maxSockets: 64 }),
+  'https:': new https.Agent({ keepAlive: true, maxSockets: 64 }),
+};
+
+/**
+ * POSTs one signed webhook message. Never throws: every outcome (2xx, other
+ * status, redirect, timeout, refused connection, blocked address) comes back
+ * as a SendResult for the attempt log. Redirects are not followed, so a
+ * receiver cannot bounce the request to an internal address.
+ *
+ * node:http rather than fetch: its `lookup` hook lets the SSRF guard check the
+ * address the socket really connects to (DNS rebinding), which fetch cannot.
+ */
+export async function sendWebhook(message: WebhookMessage, options: SendOptions): Promise<SendResult> {
+  const started = performance.now();
+  const result = (responseStatus: number | null, error: string | null): SendResult => ({
+    ok: error === null,
+    responseStatus,
+    durationMs: Math.round(performance.now() - started),
+    error,
+  });
+  let url: URL;
+  try {
+    url = new URL(message.url);
+    if (options.publicOnly) await assertPublicHost(url.hostname);
+  } catch (error) {
+    return result(null, describe(error));
+  }
+
+  return new Promise<SendResult>((resolve) => {
+    const request = (url.protocol === 'https:' ? https : http).request(url, {
+      method: 'POST',
+      agent: agents[url.protocol as keyof typeof agents],
+      lookup: options.publicOnly ? guardedLookup : undefined,
+      headers: {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(message.body),
+        'user-agent': 'consent-service-webhooks/1',
+        'x-consent-signature': signature(message.body, message.secret),
+        'x-consent-event': message.eventType,
+        'x-consent-delivery': message.eventId,
+      },
+    });
+    // One deadline for connecting, answering and sending the response body.
+    const timer = setTimeout(() => request.destroy(new TimeoutError(options.timeoutMs)), options.timeoutMs);
+    const finish = (outcome: SendResult) => {
+      clearTimeout(timer);
+      resolve(outcome);
+    };
+    request.on('error', (error) => finish(result(null, describe(error))));
+    request.on('response', (response) => {
+      const status = response.statusCode ?? 0;
+      const verdict =
+        status >= 200 && status < 300
+          ? null
+          : status >= 300 && status < 400
+            ? `redirect (HTTP ${status}) not followed`
+            : `HTTP ${status}`;
+      // The body is not needed; reading it to the end lets the connection be reused.
+      response.resume();
+      response.on('end', () => finish(result(status, verdict)));
+      response.on('error', (error) => finish(result(status, verdict ?? describe(error))));
+    });
+    request.end(message.body);
+  });
+}
+
+class TimeoutError extends Error {
+  constructor(ms: number) {
+    super(`timed out after ${ms} ms`);
+  }
+}
+
+/** A short, operator-readable reason; never a stack. */
+function describe(error: unknown): string {
+  if (error instanceof TimeoutError) return error.message;
+  const { code, message } = error as NodeJS.ErrnoException;
+  if (code === 'EBLOCKEDADDRESS') return message;
+  if (code === 'ECONNREFUSED') return 'connection refused';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'host not found';
+  if (code === 'ECONNRESET') return 'connection reset';
+  return code ? `${message} (${code})` : String(message ?? error);
+}

@@ -1,0 +1,95 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** A port that was free a moment ago (PORT=0 would not tell us which one the child took). */
+export async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
+  const { port } = probe.address() as { port: number };
+  await new Promise((done) => probe.close(done));
+  return port;
+}
+
+export interface ServiceProcess {
+  url: string;
+  child: ChildProcess;
+  /** Resolves with the exit code (null when killed by a signal). */
+  exited: Promise<number | null>;
+  /** Everything the child wrote, for failure messages. */
+  output(): string;
+}
+
+/**
+ * Starts the service as `npm start` does (`src/main.ts` under tsx) in its own
+ * process, and waits until /api/ready answers. One node process, so a signal
+ * sent to its pid reaches the service itself.
+ */
+export async function spawnService(env: Record<string, string>, port: number): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', NODE_ENV: 'development', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`service exited (${child.exitCode}) before it was ready:\n${output}`);
+    try {
+      if ((await fetch(`${url}/api/ready`)).ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`service not ready within 60 s:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { url, child, exited, output: () => output };
+}
+
+/**
+ * A SQL connection to the service's database: PostgreSQL by URL, or the
+ * embedded database through the running service's Unix socket in DATA_DIR.
+ */
+export async function connectSql(target: { databaseUrl?: string; dataDir?: string }): Promise<pg.Client> {
+  const client = new pg.Client(
+    target.databaseUrl
+      ? { connectionString: target.databaseUrl }
+      : { host: target.dataDir, port: 5432, user: 'postgres', database: 'postgres' },
+  );
+  await client.connect();
+  return client;
+}
+
+/**
+ * Writes consent.updated events straight into the outbox, as the receipt
+ * transaction does (used until the SDK consent route is on main).
+ */
+export async function insertConsentEvents(sql: pg.Client, projectId: string, count: number): Promise<string[]> {
+  const createdAt = new Date().toISOString();
+  const events = Array.from({ length: count }, (_, i) => {
+    const id = crypto.randomUUID();
+    const data = {
+      projectId,
+      receiptId: crypto.randomUUID(),
+      versionId: 'version-1',
+      versionNumber: 1,
+      consentHash: 'f'.repeat(64),
+      choices: { necessary: true, analytics: i % 2 === 0 },
+      installationId: `inst_${String(i).padStart(8, '0')}`,
+    };
+    return { id, payload: { id, type: 'consent.updated', createdAt, data } };
+  });
+  await sql.query(
+    `INSERT INTO webhook_events (id, project_id, type, payload, created_at, next_attempt_at)
+     SELECT e.id, $1, 'consent.updated', e.payload, $2, $2 FROM jsonb_to_recordset($3::jsonb) AS e(id text, payload jsonb)`,
+    [projectId, createdAt, JSON.stringify(events)],
+  );
+  return events.map((event) => event.id);
+}
