@@ -7,6 +7,8 @@ export default defineConfig({
   resolve: { alias: [{ find: /^graphql$/, replacement: fileURLToPath(new URL('node_modules/graphql/index.js', import.meta.url)) }] },
   test: {
     include: ['test/**/*.test.ts', 'sdk/test/**/*.test.ts'],
+    // The service serves sdk/dist: rebuild it first when the SDK's sources are newer.
+    globalSetup: ['test/helpers/build-sdk.ts'],
     // Each file starts its own server and database; two cores, so keep parallelism modest.
     pool: 'forks',
     maxWorkers: 2,

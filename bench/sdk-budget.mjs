@@ -1,9 +1,13 @@
 // Size budget of the browser SDK. Run from the repo root after building it:
 //   npx rollup -c sdk/rollup.config.mjs && node bench/sdk-budget.mjs
 // Prints the minified and gzipped sizes of sdk/dist/consent.js and consent.mjs and, as anchors, of two
-// well-known consent libraries when they are installed. Exits 1 when consent.js is over the budget;
-// missing anchors are only mentioned.
-import { existsSync, readFileSync } from 'node:fs';
+// well-known consent libraries. Exits 1 when consent.js is over the budget; missing anchors are only mentioned.
+// The anchors are not dependencies of the project; fetch their npm tarballs into a scratch folder and name it:
+//   mkdir -p /tmp/anchors && (cd /tmp/anchors && npm pack vanilla-cookieconsent klaro)
+//   node bench/sdk-budget.mjs --anchors /tmp/anchors
+// (installed copies, e.g. `npm i --no-save vanilla-cookieconsent klaro`, are found too).
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,11 +39,27 @@ const ANCHORS = {
   'vanilla-cookieconsent': ['dist/cookieconsent.umd.js', 'dist/cookieconsent.css'],
   klaro: ['dist/klaro.js'],
 };
+// `--anchors DIR`: a folder of `npm pack` tarballs, unpacked next to themselves on first use.
+const packed = {};
+const anchorsArg = process.argv.indexOf('--anchors');
+if (anchorsArg > 0) {
+  const folder = process.argv[anchorsArg + 1];
+  for (const tgz of readdirSync(folder).filter((f) => f.endsWith('.tgz'))) {
+    const dir = join(folder, tgz.slice(0, -4));
+    if (!existsSync(join(dir, 'package/package.json'))) {
+      mkdirSync(dir, { recursive: true });
+      execFileSync('tar', ['xzf', join(folder, tgz), '-C', dir]);
+    }
+    const { name } = JSON.parse(readFileSync(join(dir, 'package/package.json'), 'utf8'));
+    packed[name] = join(dir, 'package');
+  }
+}
+
 const missing = [];
 for (const [pkg, files] of Object.entries(ANCHORS)) {
-  let dir;
+  let dir = packed[pkg];
   try {
-    dir = dirname(require.resolve(`${pkg}/package.json`));
+    dir ??= dirname(require.resolve(`${pkg}/package.json`));
   } catch {
     missing.push(pkg);
     continue;
@@ -59,7 +79,7 @@ for (const r of rows) {
   console.log(`${r.name.padEnd(width)}  ${kib(r.min)}  ${kib(r.gz)}  ${(r.gz / sdk.gz).toFixed(2).padStart(6)}x`);
 }
 if (missing.length) {
-  console.log(`\nanchors not installed (${missing.join(', ')}); to compare: npm i --no-save vanilla-cookieconsent klaro`);
+  console.log(`\nanchors not installed (${missing.join(', ')}); to compare, see --anchors at the top of this file`);
 }
 
 const verdict = `consent.js: ${sdk.gz} B gzipped, budget ${BUDGET} B`;

@@ -1,4 +1,5 @@
 import { billingScheduleWorker } from './billing/schedule.js';
+import { startSdkCacheListener } from './sdk/cache.js';
 import type { Services } from './services.js';
 import { startWebhookWorker } from './webhooks/worker.js';
 
@@ -13,6 +14,7 @@ export interface Worker {
 export function startWorkers(services: Services): Worker[] {
   return [
     billingScheduleWorker(services),
+    startSdkCacheListener(services),
     startWebhookWorker(services),
   ];
 }

@@ -1,3 +1,85 @@
-import type { RouteDef } from '../route.js';
+import { z } from 'zod';
+import { exportReceipts } from '../../src/receipts/service.js';
+import { route, type RouteDef } from '../route.js';
+import { sessionErrors, timestamp, validationError } from '../schemas.js';
 
-export const receiptsRoutes: RouteDef[] = [];
+const Receipt = z
+  .object({
+    id: z.string(),
+    versionId: z.string(),
+    versionNumber: z.number().int(),
+    consentHash: z.string(),
+    choices: z.record(z.string(), z.boolean()),
+    installationId: z.string(),
+    sdkVersion: z.string().nullable(),
+    createdAt: timestamp,
+  })
+  .meta({ id: 'Receipt' });
+
+const base = '/api/platform/projects/:projectId/receipts';
+
+/** `limit` arrives as text; numbers go to GraphQL as Int, anything else fails its coercion as validation_failed. */
+const intOrRaw = (value: string | undefined) => (value !== undefined && /^-?\d{1,15}$/.test(value) ? Number(value) : value);
+
+const CONTENT_TYPES = { csv: 'text/csv; charset=utf-8', ndjson: 'application/x-ndjson; charset=utf-8' } as const;
+
+export const receiptsRoutes: RouteDef[] = [
+  route({
+    method: 'GET',
+    path: base,
+    summary: 'Receipts newest first, by cursor (Viewer or above)',
+    auth: 'session',
+    operation: 'Receipts',
+    queryParams: z.object({
+      limit: z.number().int().min(1).max(200).default(50).optional(),
+      cursor: z.string().optional(),
+      from: timestamp.optional().describe('inclusive'),
+      to: timestamp.optional().describe('exclusive'),
+      installationId: z.string().optional(),
+    }),
+    variables: ({ params, query }) => ({
+      projectId: params.projectId,
+      limit: intOrRaw(query.limit),
+      cursor: query.cursor,
+      from: query.from,
+      to: query.to,
+      installationId: query.installationId,
+    }),
+    respond: (data) => ({ status: 200, body: data.receipts }),
+    responses: {
+      200: { description: 'A page of receipts', schema: z.object({ receipts: z.array(Receipt), nextCursor: z.string().nullable() }) },
+      ...validationError,
+      ...sessionErrors,
+    },
+  }),
+  route({
+    method: 'GET',
+    path: `${base}/export`,
+    summary: 'Download every receipt in a time range, oldest first (csv or ndjson), streamed in constant memory',
+    auth: 'session',
+    operation: 'ReceiptsExport',
+    queryParams: z.object({
+      format: z.enum(['csv', 'ndjson']).default('csv').optional(),
+      from: timestamp.optional().describe('inclusive'),
+      to: timestamp.optional().describe('exclusive; default: when the export starts'),
+    }),
+    variables: ({ params, query }) => ({ projectId: params.projectId, format: query.format, from: query.from, to: query.to }),
+    respond: (data, req) => {
+      const plan = data.receiptsExport;
+      return {
+        status: 200,
+        headers: {
+          'Content-Type': CONTENT_TYPES[plan.format as keyof typeof CONTENT_TYPES],
+          'Content-Disposition': `attachment; filename="${plan.filename}"`,
+          'Cache-Control': 'no-store',
+        },
+        stream: exportReceipts(req.services, { ...plan, from: plan.from && new Date(plan.from), to: new Date(plan.to) }),
+      };
+    },
+    responses: {
+      200: { description: 'The export file (attachment)', contentType: 'text/csv', schema: z.string() },
+      ...validationError,
+      ...sessionErrors,
+    },
+  }),
+];

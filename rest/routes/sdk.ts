@@ -1,3 +1,242 @@
-import type { RouteDef } from '../route.js';
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import type { SdkConfig } from '../../src/sdk/config.js';
+import { consentBody } from '../../src/sdk/consent.js';
+import { route, type RestRequest, type RestResponse, type RouteDef } from '../route.js';
+import { ErrorBody, pick, sessionErrors, timestamp, validationError } from '../schemas.js';
 
-export const sdkRoutes: RouteDef[] = [];
+// --- Allowed origins (operators) ---
+
+const AllowedOrigins = z
+  .object({ enforce: z.boolean(), origins: z.array(z.string().describe('scheme://host[:port], or https://*.example.com')) })
+  .meta({ id: 'AllowedOrigins' });
+
+const originsPath = '/api/platform/projects/:projectId/allowed-origins';
+
+const originRoutes: RouteDef[] = [
+  route({
+    method: 'GET',
+    path: originsPath,
+    summary: 'Allowed origins of the SDK API for this project (Viewer or above)',
+    auth: 'session',
+    operation: 'AllowedOrigins',
+    variables: ({ params }) => ({ projectId: params.projectId }),
+    respond: (data) => ({ status: 200, body: data.allowedOrigins }),
+    responses: { 200: { description: 'Allowed origins', schema: AllowedOrigins }, ...sessionErrors },
+  }),
+  route({
+    method: 'PUT',
+    path: originsPath,
+    summary: 'Set enforcement and/or replace the origin list (Admin or above); origins are stored normalised',
+    auth: 'session',
+    operation: 'UpdateAllowedOrigins',
+    requestBody: z.object({ enforce: z.boolean().optional(), origins: z.array(z.string()).max(100).optional() }),
+    variables: ({ params, body }) => ({ projectId: params.projectId, input: pick(body, ['enforce', 'origins']) }),
+    respond: (data) => ({ status: 200, body: data.updateAllowedOrigins }),
+    responses: { 200: { description: 'Allowed origins', schema: AllowedOrigins }, ...validationError, ...sessionErrors },
+  }),
+];
+
+// --- The SDK API (publishable key) ---
+
+const SdkError = ErrorBody.describe('{error, code} with an SDK code');
+const CONFIG_CACHE_CONTROL = 'public, max-age=60, stale-while-revalidate=600';
+
+const SdkConfigBody = z.object({
+  projectId: z.string(),
+  version: z.object({ id: z.string(), number: z.number().int(), publishedAt: timestamp, contentHash: z.string(), consentHash: z.string() }),
+  config: z.object({ purposes: z.array(z.unknown()), categories: z.array(z.unknown()), notice: z.record(z.string(), z.string()) }),
+});
+
+/** A version's serialised body, made once: the cached config object is the key, so it goes when the version does. */
+const configBodies = new WeakMap<object, string>();
+
+function configResponse(data: { sdkConfig: SdkConfig & { version: { contentHash: string } } }, req: RestRequest): RestResponse {
+  const config = data.sdkConfig;
+  const etag = `"${config.version.contentHash}"`;
+  const headers: Record<string, string> = { ETag: etag, 'Cache-Control': CONFIG_CACHE_CONTROL };
+  if (etagMatches(req.headers['if-none-match'], etag)) return { status: 304, headers };
+  const key = config.config as object;
+  let body = configBodies.get(key);
+  if (body === undefined) {
+    body = JSON.stringify(config);
+    configBodies.set(key, body);
+  }
+  headers['Content-Type'] = 'application/json; charset=utf-8';
+  return { status: 200, body, headers };
+}
+
+/** If-None-Match: `*`, one tag or a list, weak (`W/`) or strong, compared weakly as RFC 9110 says for GET. */
+export function etagMatches(header: string | string[] | undefined, etag: string): boolean {
+  if (!header) return false;
+  const value = Array.isArray(header) ? header.join(',') : header;
+  if (value.trim() === '*') return true;
+  return value.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+}
+
+const sdkApiRoutes: RouteDef[] = [
+  route({
+    method: 'GET',
+    path: '/api/sdk/v1/config',
+    summary: 'SDK: the latest published consent config (Bearer publishable key; ETag and 304)',
+    auth: 'publishableKey',
+    operation: 'SdkConfig',
+    queryParams: z.object({ key: z.string().optional().describe('For compatibility only; the SDK sends the key as Bearer') }),
+    variables: ({ query }) => ({ key: query.key }),
+    respond: configResponse,
+    responses: {
+      200: { description: 'Published config', schema: SdkConfigBody },
+      304: { description: 'If-None-Match matched the ETag' },
+      401: { description: 'invalid_key', schema: SdkError },
+      403: { description: 'revoked_key or origin_not_allowed', schema: SdkError },
+      404: { description: 'no_published_version', schema: SdkError },
+      429: { description: 'rate_limited (Retry-After, X-RateLimit-*)', schema: SdkError },
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/sdk/v1/consent',
+    summary: 'SDK: record an append-only consent receipt (Bearer publishable key)',
+    auth: 'publishableKey',
+    operation: 'RecordConsent',
+    requestBody: consentBody,
+    bodyLimit: 16 * 1024,
+    variables: ({ body }) => ({ input: body }),
+    respond: (data) => ({ status: 201, body: data.recordConsent }),
+    responses: {
+      201: { description: 'Stored', schema: z.object({ ok: z.literal(true), id: z.string(), createdAt: timestamp }) },
+      400: { description: 'invalid_body, invalid_version or consent_hash_mismatch', schema: SdkError },
+      401: { description: 'invalid_key', schema: SdkError },
+      403: { description: 'revoked_key or origin_not_allowed', schema: SdkError },
+      413: { description: 'payload_too_large (over 16 KiB)', schema: SdkError },
+      429: { description: 'rate_limited (Retry-After, X-RateLimit-*)', schema: SdkError },
+    },
+  }),
+];
+
+// --- The built browser SDK and the hosted preferences page ---
+
+interface StaticFile {
+  body: Buffer;
+  etag: string;
+}
+
+/** Read once at start-up (sdk/dist is built by `npm run build:sdk` at install). */
+function readSdkFile(name: string): StaticFile | null {
+  try {
+    const body = readFileSync(new URL(`../../sdk/dist/${name}`, import.meta.url));
+    return { body, etag: `"${createHash('sha256').update(body).digest('hex').slice(0, 32)}"` };
+  } catch {
+    return null;
+  }
+}
+
+// Static files, not domain operations: served with `handle`, without GraphQL.
+function sdkFileRoute(name: string): RouteDef {
+  const file = readSdkFile(name);
+  return route({
+    method: 'GET',
+    path: `/sdk/v1/${name}`,
+    summary: `The built browser SDK (${name.endsWith('.mjs') ? 'ES module exporting init' : 'classic script defining ConsentSDK'})`,
+    auth: 'public',
+    handle: (req) => {
+      if (!file) return { status: 404, body: { error: 'The SDK has not been built (npm run build:sdk)', code: 'not_found' } };
+      const headers = {
+        'Content-Type': 'text/javascript; charset=utf-8',
+        'Cache-Control': 'public, max-age=300',
+        ETag: file.etag,
+        'Access-Control-Allow-Origin': '*',
+        'Cross-Origin-Resource-Policy': 'cross-origin',
+        'X-Content-Type-Options': 'nosniff',
+      };
+      if (etagMatches(req.headers['if-none-match'], file.etag)) return { status: 304, headers };
+      return { status: 200, body: file.body, headers };
+    },
+    responses: { 200: { description: 'JavaScript', contentType: 'text/javascript', schema: z.string() } },
+  });
+}
+
+const PAGE_STYLE = 'body{font:16px/1.5 system-ui,sans-serif;margin:0;padding:2rem;color:#1f2328}main{max-width:40rem;margin:auto}';
+
+function page(status: number, title: string, inner: string, script = ''): RestResponse {
+  const nonce = randomBytes(16).toString('base64');
+  const html = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${title}</title>
+<style>${PAGE_STYLE}</style>
+</head>
+<body>
+<main><h1>${title}</h1>${inner}</main>
+${script.replaceAll('<script>', `<script nonce="${nonce}">`)}
+</body>
+</html>
+`;
+  return {
+    status,
+    body: html,
+    headers: {
+      'Content-Type': 'text/html; charset=utf-8',
+      'Cache-Control': 'no-store',
+      'Content-Security-Policy': `default-src 'none'; script-src 'self' 'nonce-${nonce}'; connect-src 'self'; style-src 'self' 'unsafe-inline'; img-src https: data:; base-uri 'none'; form-action 'none'`,
+      'Referrer-Policy': 'no-referrer',
+      'X-Content-Type-Options': 'nosniff',
+    },
+  };
+}
+
+/** The hosted page embeds nothing but the key; everything else comes from the config endpoint, through the SDK. */
+function preferencesPage(key: string): RestResponse {
+  const script = `<script src="/sdk/v1/consent.js"></script>
+<script>
+ConsentSDK.init({ publicKey: ${JSON.stringify(key)} }).then(function (c) {
+  var button = document.getElementById('open');
+  document.getElementById('status').textContent = 'Choose which purposes you allow, then save. Your choices are kept in this browser for this site.';
+  button.hidden = false;
+  button.addEventListener('click', function () { c.showPreferences(); });
+  c.showPreferences();
+}).catch(function () {
+  document.getElementById('status').textContent = 'Your preferences cannot be shown right now.';
+});
+</script>`;
+  return page(
+    200,
+    'Privacy preferences',
+    '<p id="status">Loading your preferences…</p><button id="open" type="button" hidden>Change preferences</button>',
+    script,
+  );
+}
+
+const preferencesRoute = route({
+  method: 'GET',
+  path: '/preferences',
+  summary: 'Hosted preferences page for a publishable key (HTML)',
+  auth: 'public',
+  operation: 'PublishableKeyStatus',
+  queryParams: z.object({ key: z.string().describe('pk_live_ publishable key') }),
+  variables: ({ query }) => ({ key: query.key ?? '' }),
+  respond: (data: { publishableKeyStatus: 'ACTIVE' | 'REVOKED' | 'UNKNOWN' }, req) => {
+    if (!req.query.key) return page(400, 'Missing key', '<p>This address needs a <code>key</code> parameter with a publishable key.</p>');
+    if (data.publishableKeyStatus === 'REVOKED') return page(403, 'Key revoked', '<p>This publishable key has been revoked.</p>');
+    if (data.publishableKeyStatus === 'UNKNOWN') return page(401, 'Unknown key', '<p>This publishable key is not known.</p>');
+    return preferencesPage(req.query.key);
+  },
+  responses: {
+    200: { description: 'The preferences page', contentType: 'text/html', schema: z.string() },
+    400: { description: 'No key given (HTML)', contentType: 'text/html', schema: z.string() },
+    401: { description: 'Unknown key (HTML)', contentType: 'text/html', schema: z.string() },
+    403: { description: 'Revoked key (HTML)', contentType: 'text/html', schema: z.string() },
+  },
+});
+
+export const sdkRoutes: RouteDef[] = [
+  ...originRoutes,
+  ...sdkApiRoutes,
+  sdkFileRoute('consent.js'),
+  sdkFileRoute('consent.mjs'),
+  preferencesRoute,
+];

@@ -1,1 +1,63 @@
-// GraphQL types, queries and mutations of the receipts domain.
+import { listReceipts, planExport, type ExportRequest, type ReceiptView } from '../../src/receipts/service.js';
+import { builder } from '../builder.js';
+
+export const Receipt = builder.objectRef<ReceiptView>('Receipt').implement({
+  description: 'An append-only consent receipt (no IP, e-mail or fingerprint is ever stored)',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    versionId: t.exposeID('versionId'),
+    versionNumber: t.exposeInt('versionNumber'),
+    consentHash: t.exposeString('consentHash'),
+    choices: t.expose('choices', { type: 'JSON', description: 'Purpose key → granted, as recorded' }),
+    installationId: t.exposeString('installationId'),
+    sdkVersion: t.exposeString('sdkVersion', { nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+
+const ReceiptPage = builder.simpleObject('ReceiptPage', {
+  fields: (t) => ({
+    receipts: t.field({ type: [Receipt] }),
+    nextCursor: t.string({ nullable: true }),
+  }),
+});
+
+const ReceiptExport = builder.objectRef<ExportRequest>('ReceiptExport').implement({
+  description: 'What a receipts export will contain; REST streams it as a download',
+  fields: (t) => ({
+    projectId: t.exposeID('projectId'),
+    format: t.exposeString('format'),
+    from: t.expose('from', { type: 'DateTime', nullable: true }),
+    to: t.expose('to', { type: 'DateTime' }),
+    filename: t.exposeString('filename'),
+  }),
+});
+
+builder.queryFields((t) => ({
+  receipts: t.field({
+    type: ReceiptPage,
+    description: 'Receipts newest first, by cursor (Viewer or above); from inclusive, to exclusive',
+    args: {
+      projectId: t.arg.id({ required: true }),
+      limit: t.arg.int(),
+      cursor: t.arg.string(),
+      from: t.arg.string(),
+      to: t.arg.string(),
+      installationId: t.arg.string(),
+    },
+    authScopes: (_root, args) => ({ projectRole: { projectId: String(args.projectId), role: 'VIEWER' } }),
+    resolve: (_root, { projectId, ...input }, ctx) => listReceipts(ctx.services, String(projectId), withoutNulls(input)),
+  }),
+  receiptsExport: t.field({
+    type: ReceiptExport,
+    description: 'Authorises and describes a receipts export (csv or ndjson, oldest first)',
+    args: { projectId: t.arg.id({ required: true }), format: t.arg.string(), from: t.arg.string(), to: t.arg.string() },
+    authScopes: (_root, args) => ({ projectRole: { projectId: String(args.projectId), role: 'VIEWER' } }),
+    resolve: (_root, { projectId, ...input }, ctx) => planExport(ctx.services, String(projectId), withoutNulls(input)),
+  }),
+}));
+
+/** GraphQL nulls mean "not given" for these optional filters. */
+function withoutNulls(input: Record<string, unknown>) {
+  return Object.fromEntries(Object.entries(input).filter(([, value]) => value !== null && value !== undefined));
+}

@@ -1,1 +1,99 @@
-// GraphQL types, queries and mutations of the sdk domain.
+import { publishableKeyStatus } from '../../src/sdk/access.js';
+import type { PublishedVersion } from '../../src/sdk/cache.js';
+import { sdkConfig, type SdkConfig } from '../../src/sdk/config.js';
+import { recordConsent, type ConsentAck } from '../../src/sdk/consent.js';
+import { getAllowedOrigins, updateAllowedOrigins, type AllowedOrigins } from '../../src/sdk/origins.js';
+import { builder } from '../builder.js';
+
+// --- Allowed origins (operator side) ---
+
+const AllowedOriginsRef = builder.objectRef<AllowedOrigins>('AllowedOrigins').implement({
+  description: 'Which browser origins may call the SDK API with this project’s keys',
+  fields: (t) => ({
+    enforce: t.exposeBoolean('enforce'),
+    origins: t.exposeStringList('origins'),
+  }),
+});
+
+const AllowedOriginsInput = builder.inputType('AllowedOriginsInput', {
+  fields: (t) => ({ enforce: t.boolean(), origins: t.stringList() }),
+});
+
+builder.queryField('allowedOrigins', (t) =>
+  t.field({
+    type: AllowedOriginsRef,
+    description: 'The project’s allowed origins (Viewer or above)',
+    args: { projectId: t.arg.id({ required: true }) },
+    authScopes: (_root, args) => ({ projectRole: { projectId: String(args.projectId), role: 'VIEWER' } }),
+    resolve: (_root, args, ctx) => getAllowedOrigins(ctx.services, String(args.projectId)),
+  }),
+);
+
+builder.mutationField('updateAllowedOrigins', (t) =>
+  t.field({
+    type: AllowedOriginsRef,
+    description: 'Sets enforcement and/or replaces the origin list (Admin or above)',
+    args: { projectId: t.arg.id({ required: true }), input: t.arg({ type: AllowedOriginsInput, required: true }) },
+    authScopes: (_root, args) => ({ projectRole: { projectId: String(args.projectId), role: 'ADMIN' } }),
+    resolve: (_root, args, ctx) =>
+      updateAllowedOrigins(ctx.services, String(args.projectId), {
+        ...(args.input.enforce != null && { enforce: args.input.enforce }),
+        ...(args.input.origins != null && { origins: args.input.origins }),
+      }),
+  }),
+);
+
+// --- The browser SDK API: authenticated by a publishable key (Bearer), never by an operator session ---
+
+const SdkVersion = builder.objectRef<PublishedVersion>('SdkVersion').implement({
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    number: t.exposeInt('number'),
+    publishedAt: t.expose('publishedAt', { type: 'DateTime' }),
+    contentHash: t.exposeString('contentHash'),
+    consentHash: t.exposeString('consentHash'),
+  }),
+});
+
+const SdkConfigRef = builder.objectRef<SdkConfig>('SdkConfig').implement({
+  description: 'The latest published consent version of the key’s project',
+  fields: (t) => ({
+    projectId: t.exposeID('projectId'),
+    version: t.expose('version', { type: SdkVersion }),
+    config: t.expose('config', { type: 'JSON', description: '{purposes, categories, notice} exactly as published' }),
+  }),
+});
+
+const ConsentReceiptAck = builder.objectRef<ConsentAck>('ConsentReceiptAck').implement({
+  fields: (t) => ({
+    ok: t.exposeBoolean('ok'),
+    id: t.exposeID('id'),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+
+const KeyStatus = builder.enumType('PublishableKeyStatus', { values: ['ACTIVE', 'REVOKED', 'UNKNOWN'] as const });
+
+builder.queryFields((t) => ({
+  sdkConfig: t.field({
+    type: SdkConfigRef,
+    description: 'SDK: the published config for the Bearer publishable key (or `key`, for compatibility)',
+    args: { key: t.arg.string() },
+    resolve: (_root, args, ctx) => sdkConfig(ctx.services, { token: ctx.bearer ?? args.key ?? undefined, origin: ctx.origin }),
+  }),
+  publishableKeyStatus: t.field({
+    type: KeyStatus,
+    description: 'Whether a publishable key is active, revoked or unknown (hosted preferences page)',
+    args: { key: t.arg.string({ required: true }) },
+    resolve: (_root, args, ctx) => publishableKeyStatus(ctx.services, args.key),
+  }),
+}));
+
+builder.mutationField('recordConsent', (t) =>
+  t.field({
+    type: ConsentReceiptAck,
+    description: 'SDK: stores an append-only consent receipt for the Bearer publishable key',
+    args: { input: t.arg({ type: 'JSON', required: true }) },
+    resolve: (_root, args, ctx) => recordConsent(ctx.services, { token: ctx.bearer, origin: ctx.origin }, args.input),
+  }),
+);

@@ -20,8 +20,9 @@ legend{font-weight:600;padding:0}
 label{display:flex;gap:10px;align-items:flex-start;padding:6px 0}
 input{width:18px;height:18px;margin:2px 0 0;flex:none;accent-color:var(--cs-primary,#1f4fd1)}
 small{display:block}
-.actions{display:flex;flex-wrap:wrap;gap:8px}
-button{flex:1 1 auto;min-height:44px;padding:8px 16px;font:inherit;font-weight:600;cursor:pointer;border-radius:6px;border:2px solid var(--cs-primary,#1f4fd1);background:#fff;color:#1b1b1b}
+.actions{display:flex;gap:8px}
+@media (max-width:480px){.actions{flex-direction:column}.actions button{flex:none}}
+button{flex:1 1 0;min-height:44px;padding:8px 16px;font:inherit;font-weight:600;cursor:pointer;border-radius:6px;border:2px solid var(--cs-primary,#1f4fd1);background:#fff;color:#1b1b1b}
 .primary{background:var(--cs-primary,#1f4fd1);color:var(--cs-on-primary,#fff)}
 [aria-busy=true] button{opacity:.6;cursor:progress}
 .close{flex:none;min-height:0;padding:2px 10px;border-color:transparent;font-size:22px;line-height:1}

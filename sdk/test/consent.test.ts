@@ -160,6 +160,18 @@ describe('deciding', () => {
     expect(JSON.stringify(client.getConsent())).not.toContain(a.body!.installationId as string);
   });
 
+  it('cannot be set by the page: identity-looking init options are not used', async () => {
+    const calls = stubFetch();
+    const { init } = await loadSdk();
+    const options = { publicKey: KEY, apiBaseUrl: BASE, installationId: 'chosen-by-page', subjectId: 'user@example.com' };
+    await init(options as Parameters<typeof init>[0]);
+    hook('accept-all')!.click();
+    await vi.waitFor(() => expect(hook('banner')).toBeNull());
+    const [post] = posts(calls);
+    expect(post!.body!.installationId).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(JSON.stringify(post!.body)).not.toMatch(/chosen-by-page|user@example\.com/);
+  });
+
   it.each([
     ['network failure', () => Promise.reject(new TypeError('offline')), 'network_error'],
     ['400 consent_hash_mismatch', () => json(400, { error: 'mismatch', code: 'consent_hash_mismatch' }), 'consent_hash_mismatch'],

@@ -1,0 +1,56 @@
+// Shared set-up of the benchmarks: a running service with one project, a published version and a key.
+import { loadConfig, type Config } from '../../src/config.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+import { send } from '../../test/helpers/server.js';
+import { freshDatabaseUrl } from '../../test/helpers/server.js';
+import { publishVersion, type PublishedVersion } from '../../test/helpers/versions.js';
+
+export const BENCH_ORIGIN = 'https://shop.example';
+
+export interface BenchProject {
+  server: RunningServer;
+  projectId: string;
+  secret: string;
+  keyId: string;
+  version: PublishedVersion;
+}
+
+/**
+ * Starts the service as production would run it, except: rate limits high enough not to stop the
+ * load (the limiter still runs on every request) and LOG_LEVEL from the environment (default silent).
+ * PostgreSQL when BENCH_DATABASE_URL is set (a fresh database is created on it), else the embedded one.
+ */
+export async function benchProject(overrides: Partial<Config> = {}): Promise<BenchProject> {
+  const adminUrl = process.env.BENCH_DATABASE_URL;
+  if (adminUrl) process.env.TEST_DATABASE_URL = adminUrl;
+  const databaseUrl = adminUrl ? await freshDatabaseUrl() : undefined;
+  const defaults = loadConfig();
+  const server = await startServer({
+    port: 0,
+    dataDir: 'memory://',
+    databaseUrl,
+    logLevel: (process.env.LOG_LEVEL as Config['logLevel']) ?? 'silent',
+    nodeEnv: 'production',
+    billingWebhookSecret: 'bench',
+    rateLimits: { ...defaults.rateLimits, registerPerHour: 1000, sdkConfigPerMinute: 1e9, sdkConsentPerMinute: 1e9 },
+    ...overrides,
+  });
+  const call = (method: string, path: string, options: Parameters<typeof send>[3] = {}) => send(server.url, method, path, options);
+  const email = `bench-${Date.now()}@example.com`;
+  await call('POST', '/api/platform/auth/register', { body: { email, password: 'correct horse battery', name: 'Bench' } });
+  const login = await call('POST', '/api/platform/auth/login', { body: { email, password: 'correct horse battery' } });
+  const token = login.body.token as string;
+  const org = await call('POST', '/api/platform/orgs', { token, body: { name: 'Bench' } });
+  const project = await call('POST', `/api/platform/orgs/${org.body.organization.id}/projects`, { token, body: { name: 'Bench' } });
+  const projectId = project.body.project.id as string;
+  const version = await publishVersion({ services: server.services, request: call }, { token }, projectId);
+  const key = await call('POST', `/api/platform/projects/${projectId}/api-keys`, { token, body: { name: 'bench' } });
+  // Browsers send an Origin: the allowlist check runs on every benchmarked request.
+  await call('PUT', `/api/platform/projects/${projectId}/allowed-origins`, { token, body: { origins: [BENCH_ORIGIN] } });
+  return { server, projectId, secret: key.body.secret, keyId: key.body.apiKey.id, version };
+}
+
+export const machine = async () => {
+  const os = await import('node:os');
+  return `${os.cpus()[0]?.model ?? 'cpu'} ×${os.cpus().length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+};

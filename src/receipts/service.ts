@@ -1,0 +1,202 @@
+import { Readable } from 'node:stream';
+import { stringify } from 'csv-stringify';
+import { z } from 'zod';
+import { validationFailed } from '../errors.js';
+import type { Services } from '../services.js';
+import { parseInput } from '../validation.js';
+
+/** A receipt as operators read it (list and export). */
+export interface ReceiptView {
+  id: string;
+  versionId: string;
+  versionNumber: number;
+  consentHash: string;
+  choices: unknown;
+  installationId: string;
+  sdkVersion: string | null;
+  createdAt: Date;
+}
+
+const timestamp = z.iso.datetime({ offset: true, message: 'Must be an ISO 8601 timestamp' }).transform((value) => new Date(value));
+
+const listInput = z.object({
+  limit: z.number().int().min(1, 'Must be 1 to 200').max(200, 'Must be 1 to 200').default(50),
+  cursor: z.string().optional(),
+  from: timestamp.optional(),
+  to: timestamp.optional(),
+  installationId: z.string().max(64).optional(),
+});
+
+/** Keyset position: the last receipt of a page, as (createdAt, id). Opaque to clients. */
+interface Position {
+  createdAt: Date;
+  id: string;
+}
+
+const encodeCursor = (p: Position) => Buffer.from(JSON.stringify([p.createdAt.toISOString(), p.id])).toString('base64url');
+
+function decodeCursor(cursor: string): Position | null {
+  try {
+    const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
+    const date = new Date(createdAt as string);
+    if (typeof createdAt !== 'string' || typeof id !== 'string' || Number.isNaN(date.getTime())) return null;
+    return { createdAt: date, id };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A page of receipts, newest first, by keyset on (createdAt, id): receipts
+ * recorded while paging never shift later pages, so nothing repeats and nothing
+ * that existed when paging began is skipped. `from` is inclusive, `to` exclusive.
+ */
+export async function listReceipts(services: Services, projectId: string, input: unknown) {
+  const data = parseInput(listInput, input ?? {});
+  const after = data.cursor === undefined ? undefined : decodeCursor(data.cursor);
+  if (after === null) throw validationFailed([{ path: ['cursor'], message: 'Invalid cursor' }]);
+  const rows = await services.db.prisma.receipt.findMany({
+    where: {
+      projectId,
+      ...(data.installationId !== undefined && { installationId: data.installationId }),
+      createdAt: { gte: data.from, lt: data.to },
+      ...(after && { OR: [{ createdAt: { lt: after.createdAt } }, { createdAt: after.createdAt, id: { lt: after.id } }] }),
+    },
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+    take: data.limit + 1,
+    select: {
+      id: true,
+      versionId: true,
+      consentHash: true,
+      choices: true,
+      installationId: true,
+      sdkVersion: true,
+      createdAt: true,
+      version: { select: { number: true } },
+    },
+  });
+  const page = rows.slice(0, data.limit).map(({ version, ...row }): ReceiptView => ({ ...row, versionNumber: version.number }));
+  const last = page.at(-1);
+  return { receipts: page, nextCursor: rows.length > data.limit && last ? encodeCursor(last) : null };
+}
+
+export const EXPORT_FORMATS = ['csv', 'ndjson'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+const exportInput = z.object({
+  format: z.enum(EXPORT_FORMATS, { message: 'Must be csv or ndjson' }).default('csv'),
+  from: timestamp.optional(),
+  to: timestamp.optional(),
+});
+
+/** What an export will stream: decided (and authorised) by the GraphQL operation, streamed by the REST layer. */
+export interface ExportRequest {
+  projectId: string;
+  format: ExportFormat;
+  from: Date | null;
+  to: Date;
+  filename: string;
+}
+
+export function planExport(services: Services, projectId: string, input: unknown): ExportRequest {
+  const data = parseInput(exportInput, input ?? {});
+  // Without `to`, the export covers everything recorded up to the moment it starts (inclusive),
+  // and receipts recorded while it streams are not chased.
+  const to = data.to ?? new Date(services.now().getTime() + 1);
+  const stamp = to.toISOString().slice(0, 10);
+  return { projectId, format: data.format, from: data.from ?? null, to, filename: `receipts-${projectId}-${stamp}.${data.format}` };
+}
+
+export const EXPORT_BATCH = 2_000;
+export const EXPORT_COLUMNS = ['id', 'versionId', 'versionNumber', 'consentHash', 'choices', 'installationId', 'sdkVersion', 'createdAt'] as const;
+
+interface ExportRow {
+  id: string;
+  version_id: string;
+  consent_hash: string;
+  choices: unknown;
+  installation_id: string;
+  sdk_version: string | null;
+  created_at: Date | string;
+}
+
+/**
+ * The receipts of an export, oldest first, read in batches by keyset. It is a
+ * pull stream: the next batch is read only when the client has taken the last,
+ * so memory stays flat however many receipts there are.
+ */
+async function* exportBatches(services: Services, request: ExportRequest): AsyncGenerator<ReceiptView[]> {
+  const versions = await services.db.query<{ id: string; number: number }>('SELECT id, number FROM consent_versions WHERE project_id = $1', [
+    request.projectId,
+  ]);
+  const numberOf = new Map(versions.map((v) => [v.id, v.number]));
+  let after: Position = { createdAt: request.from ?? new Date(0), id: '' };
+  for (;;) {
+    const rows = await readBatch(services, [request.projectId, request.to, after.createdAt, after.id]);
+    if (!rows.length) return;
+    const batch = rows.map(
+      (row): ReceiptView => ({
+        id: row.id,
+        versionId: row.version_id,
+        versionNumber: numberOf.get(row.version_id)!,
+        consentHash: row.consent_hash,
+        choices: typeof row.choices === 'string' ? JSON.parse(row.choices) : row.choices,
+        installationId: row.installation_id,
+        sdkVersion: row.sdk_version,
+        createdAt: new Date(row.created_at),
+      }),
+    );
+    yield batch;
+    if (rows.length < EXPORT_BATCH) return;
+    const last = batch.at(-1)!;
+    after = { createdAt: last.createdAt, id: last.id };
+  }
+}
+
+const BATCH_SQL = `SELECT id, version_id, consent_hash, choices, installation_id, sdk_version, created_at
+  FROM receipts
+ WHERE project_id = $1 AND created_at < $2 AND (created_at, id) > ($3, $4)
+ ORDER BY created_at, id
+ LIMIT ${EXPORT_BATCH}`;
+
+/**
+ * One keyset batch. On PostgreSQL the batch runs with sorting disabled, so it always walks the
+ * (project_id, created_at, id) index from the cursor: right after a bulk load, before statistics
+ * exist, the planner would otherwise sort the whole project for every batch.
+ */
+function readBatch(services: Services, params: unknown[]): Promise<ExportRow[]> {
+  if (services.db.kind !== 'postgres') return services.db.query<ExportRow>(BATCH_SQL, params);
+  return services.db.withConnection(async (conn) => {
+    await conn.exec('BEGIN READ ONLY; SET LOCAL enable_sort = off');
+    try {
+      return await conn.query<ExportRow>(BATCH_SQL, params);
+    } finally {
+      await conn.exec('COMMIT');
+    }
+  });
+}
+
+const wire = (receipt: ReceiptView) => ({ ...receipt, createdAt: receipt.createdAt.toISOString() });
+
+/** The export as a byte stream (CSV through csv-stringify, or one JSON object per line). */
+export function exportReceipts(services: Services, request: ExportRequest): Readable {
+  const batches = exportBatches(services, request);
+  if (request.format === 'ndjson') {
+    return Readable.from(
+      (async function* () {
+        for await (const batch of batches) yield batch.map((receipt) => `${JSON.stringify(wire(receipt))}\n`).join('');
+      })(),
+      { objectMode: false },
+    );
+  }
+  const records = Readable.from(
+    (async function* () {
+      for await (const batch of batches) {
+        for (const receipt of batch) yield { ...wire(receipt), choices: JSON.stringify(receipt.choices) };
+      }
+    })(),
+  );
+  const csv = stringify({ header: true, columns: [...EXPORT_COLUMNS], cast: { boolean: (value) => String(value) } });
+  records.on('error', (error) => csv.destroy(error));
+  return records.pipe(csv);
+}

@@ -1,0 +1,52 @@
+import { KEY_PATTERN } from '../keys/service.js';
+import type { Services } from '../services.js';
+import { sdkCache, type ProjectAccess } from './cache.js';
+import { invalidKey, originNotAllowed, revokedKey } from './errors.js';
+
+export interface SdkCaller {
+  keyId: string;
+  project: ProjectAccess;
+}
+
+const serviceOrigins = new WeakMap<Services, string>();
+
+/**
+ * Who is calling the SDK API: a publishable key (never an operator session),
+ * not revoked, from an allowed origin. Requests without an Origin header are
+ * not browser cross-origin calls and pass; so do calls from the service's own
+ * origin (PUBLIC_BASE_URL), where the hosted preferences page runs.
+ */
+export async function authenticateSdk(services: Services, token: string | undefined, origin: string | undefined): Promise<SdkCaller> {
+  if (!token || !KEY_PATTERN.test(token)) throw invalidKey();
+  const cache = sdkCache(services);
+  const key = await cache.key(token);
+  if (!key) throw invalidKey();
+  const project = await cache.project(key.projectId);
+  if (project.revokedKeyIds.has(key.keyId)) throw revokedKey();
+  if (origin !== undefined && project.enforceOrigins && !project.origins.allows(origin) && origin !== ownOrigin(services)) {
+    throw originNotAllowed();
+  }
+  await cache.touchKey(key.keyId);
+  return { keyId: key.keyId, project };
+}
+
+function ownOrigin(services: Services): string {
+  let origin = serviceOrigins.get(services);
+  if (origin === undefined) {
+    origin = new URL(services.config.publicBaseUrl).origin;
+    serviceOrigins.set(services, origin);
+  }
+  return origin;
+}
+
+export type KeyStatus = 'ACTIVE' | 'REVOKED' | 'UNKNOWN';
+
+/** Whether a publishable key would be accepted (the hosted preferences page checks it before rendering). */
+export async function publishableKeyStatus(services: Services, token: string): Promise<KeyStatus> {
+  if (!KEY_PATTERN.test(token)) return 'UNKNOWN';
+  const cache = sdkCache(services);
+  const key = await cache.key(token);
+  if (!key) return 'UNKNOWN';
+  const project = await cache.project(key.projectId);
+  return project.revokedKeyIds.has(key.keyId) ? 'REVOKED' : 'ACTIVE';
+}

@@ -1,0 +1,243 @@
+import pg from 'pg';
+import { sha256Hex } from '../auth/tokens.js';
+import { storedConfig } from '../consent/config.js';
+import type { Services } from '../services.js';
+import type { Worker } from '../workers.js';
+import { OriginRules } from './origins.js';
+
+/** The latest published version of a project, as the config endpoint serves it. */
+export interface PublishedVersion {
+  id: string;
+  number: number;
+  publishedAt: Date;
+  contentHash: string;
+  consentHash: string;
+  /** Exactly the SDK config response's `config` object, as stored at publish. */
+  config: unknown;
+}
+
+/** What an SDK request needs to know about a project; replaced whole when anything in it changes. */
+export interface ProjectAccess {
+  projectId: string;
+  enforceOrigins: boolean;
+  origins: OriginRules;
+  revokedKeyIds: Set<string>;
+  version: PublishedVersion | null;
+}
+
+/** A version as the consent endpoint checks receipts against it. Versions are immutable. */
+export interface VersionFacts {
+  id: string;
+  projectId: string;
+  number: number;
+  consentHash: string;
+  /** Purpose key → required. */
+  purposes: Map<string, boolean>;
+}
+
+interface KeyIdentity {
+  keyId: string;
+  projectId: string;
+}
+
+const MAX_KEYS = 10_000;
+const MAX_VERSIONS = 1_000;
+export const CACHE_CHANNEL = 'sdk_cache';
+
+/**
+ * The SDK hot path's in-process cache. A key's id and project never change and
+ * versions are immutable, so those are kept as long as there is room. A project's
+ * mutable part (origins, revoked keys, latest version) is dropped whenever the
+ * database announces a change on the `sdk_cache` channel (triggers in the
+ * 20261124000000_sdk_cache_notify migration fire on publish, key revocation and
+ * origin changes), so every instance sharing the database forgets it at commit.
+ * While this instance is not listening (start-up, a lost connection) project
+ * data is read fresh on every request instead.
+ * Entries hold promises, so concurrent misses share one query.
+ */
+export class SdkCache {
+  listening = false;
+  private readonly keys = new Map<string, Promise<KeyIdentity | null>>();
+  private readonly projects = new Map<string, Promise<ProjectAccess>>();
+  private readonly versions = new Map<string, Promise<VersionFacts | null>>();
+  private readonly projectsWithReceipts = new Set<string>();
+  private readonly keysTouchedAt = new Map<string, number>();
+
+  constructor(private readonly services: Services) {}
+
+  /**
+   * The key behind a publishable secret, or null when none has its SHA-256. Found keys are
+   * remembered by the secret itself (publishable, and in this process anyway) so the hot path
+   * skips hashing; unknown secrets are not kept, so guessing keys cannot fill memory.
+   */
+  key(secret: string): Promise<KeyIdentity | null> {
+    let entry = this.keys.get(secret);
+    if (!entry) {
+      entry = this.services.db.prisma.apiKey
+        .findUnique({ where: { secretHash: sha256Hex(secret) }, select: { id: true, projectId: true } })
+        .then((row) => row && { keyId: row.id, projectId: row.projectId });
+      void entry.then((found) => found || this.keys.delete(secret), () => this.keys.delete(secret));
+      if (this.keys.size >= MAX_KEYS) this.keys.clear();
+      this.keys.set(secret, entry);
+    }
+    return entry;
+  }
+
+  project(projectId: string): Promise<ProjectAccess> {
+    if (!this.listening) return this.loadProject(projectId);
+    let entry = this.projects.get(projectId);
+    if (!entry) {
+      entry = this.loadProject(projectId);
+      void entry.catch(() => this.projects.get(projectId) === entry && this.projects.delete(projectId));
+      this.projects.set(projectId, entry);
+    }
+    return entry;
+  }
+
+  version(versionId: string): Promise<VersionFacts | null> {
+    let entry = this.versions.get(versionId);
+    if (!entry) {
+      entry = this.loadVersion(versionId);
+      void entry.then((found) => found || this.versions.delete(versionId), () => this.versions.delete(versionId));
+      if (this.versions.size >= MAX_VERSIONS) this.versions.clear();
+      this.versions.set(versionId, entry);
+    }
+    return entry;
+  }
+
+  invalidateProject(projectId: string): void {
+    this.projects.delete(projectId);
+  }
+
+  invalidateAllProjects(): void {
+    this.projects.clear();
+  }
+
+  /** True once this instance knows the project has a receipt (the go-live check can be skipped). */
+  knowsReceipts(projectId: string): boolean {
+    return this.projectsWithReceipts.has(projectId);
+  }
+
+  rememberReceipts(projectId: string): void {
+    this.projectsWithReceipts.add(projectId);
+  }
+
+  /** Records `lastUsedAt` at most once a minute per key and instance, not on every request. */
+  async touchKey(keyId: string): Promise<void> {
+    const now = this.services.now();
+    const last = this.keysTouchedAt.get(keyId);
+    if (last !== undefined && now.getTime() - last < 60_000) return;
+    if (this.keysTouchedAt.size >= MAX_KEYS) this.keysTouchedAt.clear();
+    this.keysTouchedAt.set(keyId, now.getTime());
+    await this.services.db.prisma.apiKey.updateMany({ where: { id: keyId }, data: { lastUsedAt: now } });
+  }
+
+  private async loadProject(projectId: string): Promise<ProjectAccess> {
+    const prisma = this.services.db.prisma;
+    const [project, revoked, version] = await Promise.all([
+      prisma.project.findUniqueOrThrow({ where: { id: projectId }, select: { enforceOrigins: true, allowedOrigins: true } }),
+      prisma.apiKey.findMany({ where: { projectId, revokedAt: { not: null } }, select: { id: true } }),
+      prisma.consentVersion.findFirst({
+        where: { projectId },
+        orderBy: { number: 'desc' },
+        select: { id: true, number: true, publishedAt: true, contentHash: true, consentHash: true, config: true },
+      }),
+    ]);
+    return {
+      projectId,
+      enforceOrigins: project.enforceOrigins,
+      origins: new OriginRules(project.allowedOrigins),
+      revokedKeyIds: new Set(revoked.map((key) => key.id)),
+      // JSONB keeps keys in its own order: serve them in the contract's.
+      version: version && { ...version, config: storedConfig(version.config) },
+    };
+  }
+
+  private async loadVersion(versionId: string): Promise<VersionFacts | null> {
+    const row = await this.services.db.prisma.consentVersion.findUnique({
+      where: { id: versionId },
+      select: { id: true, projectId: true, number: true, consentHash: true, config: true },
+    });
+    if (!row) return null;
+    const purposes = ((row.config as { purposes?: { key: string; required: boolean }[] }).purposes ?? []).map(
+      (purpose) => [purpose.key, purpose.required === true] as const,
+    );
+    return { id: row.id, projectId: row.projectId, number: row.number, consentHash: row.consentHash, purposes: new Map(purposes) };
+  }
+}
+
+const caches = new WeakMap<Services, SdkCache>();
+
+/** The cache of one running service (one per Services object). */
+export function sdkCache(services: Services): SdkCache {
+  let cache = caches.get(services);
+  if (!cache) {
+    cache = new SdkCache(services);
+    caches.set(services, cache);
+  }
+  return cache;
+}
+
+/**
+ * Listens on `sdk_cache` so project entries are dropped when another instance
+ * (or this one) publishes, revokes a key or changes origins. PostgreSQL: a
+ * dedicated connection that reconnects; the embedded database: its own listen().
+ */
+export function startSdkCacheListener(services: Services): Worker {
+  const cache = sdkCache(services);
+  let stopped = false;
+  let stop: () => Promise<void> = async () => {};
+  let retry: NodeJS.Timeout | undefined;
+  const log = services.logger;
+
+  const listenPglite = async () => {
+    const unlisten = await services.db.pglite!.listen(CACHE_CHANNEL, (projectId) => cache.invalidateProject(projectId));
+    cache.invalidateAllProjects();
+    cache.listening = true;
+    stop = async () => {
+      cache.listening = false;
+      if (!services.db.pglite!.closed) await unlisten();
+    };
+  };
+
+  const listenPostgres = async () => {
+    const client = new pg.Client({ connectionString: services.config.databaseUrl });
+    const lost = () => {
+      cache.listening = false;
+      if (!stopped) retry = setTimeout(() => void connect(), 1000);
+    };
+    client.on('notification', (message) => message.payload && cache.invalidateProject(message.payload));
+    client.on('error', (error) => log.warn({ err: error }, 'sdk cache listener error'));
+    client.on('end', lost);
+    stop = async () => {
+      cache.listening = false;
+      await client.end().catch(() => {});
+    };
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CACHE_CHANNEL}`);
+    } catch (error) {
+      log.warn({ err: error }, 'sdk cache listener could not connect; reading projects uncached');
+      client.removeListener('end', lost);
+      await client.end().catch(() => {});
+      if (!stopped) retry = setTimeout(() => void connect(), 1000);
+      return;
+    }
+    // Whatever changed while nobody listened is forgotten before the cache is trusted again.
+    cache.invalidateAllProjects();
+    cache.listening = !stopped;
+  };
+
+  const connect = () => (services.db.pglite ? listenPglite() : listenPostgres());
+  const started = connect().catch((error) => log.error({ err: error }, 'sdk cache listener failed'));
+
+  return {
+    name: 'sdk-cache-listener',
+    async stop() {
+      stopped = true;
+      clearTimeout(retry);
+      await started;
+      await stop();
+    },
+  };
+}

@@ -1,0 +1,80 @@
+import { uuidv7 } from 'uuidv7';
+import { z } from 'zod';
+import type { Services } from '../services.js';
+import { authenticateSdk } from './access.js';
+import { sdkCache } from './cache.js';
+import { consentHashMismatch, invalidBody, invalidVersion } from './errors.js';
+import { receiptWriter } from './receipt-writer.js';
+
+export const MAX_CHOICES = 200;
+
+/** Exactly these fields: anything else (an IP, an e-mail, a user id) is refused, never stored. */
+export const consentBody = z
+  .object({
+    versionId: z.string().min(1).max(64),
+    consentHash: z.string().min(1).max(128),
+    choices: z
+      .record(z.string(), z.boolean())
+      .refine((choices) => Object.keys(choices).length <= MAX_CHOICES, `At most ${MAX_CHOICES} choices`),
+    installationId: z.string().regex(/^[A-Za-z0-9_-]{8,64}$/, 'installationId must be 8 to 64 of [A-Za-z0-9_-]'),
+    timestamp: z.iso.datetime({ offset: true }).optional(),
+    sdkVersion: z.string().max(64).optional(),
+  })
+  .strict();
+
+export interface ConsentAck {
+  ok: true;
+  id: string;
+  createdAt: Date;
+}
+
+/**
+ * Records one append-only receipt. The receipt, its `consent.updated` outbox
+ * event and (for a project's first receipt) the go-live notification commit
+ * together (src/sdk/receipt-writer.ts) before the caller hears 201. The client's
+ * `timestamp` is checked but not stored: `createdAt` is the server's.
+ */
+export async function recordConsent(
+  services: Services,
+  caller: { token: string | undefined; origin: string | undefined },
+  input: unknown,
+): Promise<ConsentAck> {
+  const { keyId, project } = await authenticateSdk(services, caller.token, caller.origin);
+  const parsed = consentBody.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw invalidBody(issue.path.length ? `${issue.path.join('.')}: ${issue.message}` : issue.message);
+  }
+  const body = parsed.data;
+  await services.rateLimits.consume(
+    { name: 'sdk-consent', points: services.config.rateLimits.sdkConsentPerMinute, durationSeconds: 60 },
+    `${project.projectId}:${body.installationId}`,
+  );
+
+  const cache = sdkCache(services);
+  const version = await cache.version(body.versionId);
+  if (!version || version.projectId !== project.projectId) throw invalidVersion();
+  if (body.consentHash !== version.consentHash) throw consentHashMismatch();
+  const unknown = Object.keys(body.choices).find((key) => !version.purposes.has(key));
+  if (unknown !== undefined) throw invalidBody(`choices: unknown purpose key "${unknown}"`);
+
+  // Every purpose of the version is recorded: required ones granted, optional ones as sent (default not granted).
+  const choices: Record<string, boolean> = {};
+  for (const [key, required] of version.purposes) choices[key] = required || body.choices[key] === true;
+
+  const id = uuidv7();
+  const createdAt = services.now();
+  await receiptWriter(services).write({
+    id,
+    projectId: project.projectId,
+    versionId: version.id,
+    versionNumber: version.number,
+    consentHash: version.consentHash,
+    choices,
+    installationId: body.installationId,
+    sdkVersion: body.sdkVersion ?? null,
+    apiKeyId: keyId,
+    createdAt,
+  });
+  return { ok: true, id, createdAt };
+}

@@ -1,0 +1,165 @@
+import { uuidv7 } from 'uuidv7';
+import type { Prisma } from '../generated/prisma/client.js';
+import { notifyMembers } from '../notifications/notify.js';
+import type { Services } from '../services.js';
+import { enqueueConsentUpdated } from '../webhooks/outbox.js';
+import { wakeWebhookWorker } from '../webhooks/worker.js';
+import { sdkCache } from './cache.js';
+
+type Tx = Prisma.TransactionClient;
+
+/** A checked receipt, ready to store. */
+export interface NewReceipt {
+  id: string;
+  projectId: string;
+  versionId: string;
+  versionNumber: number;
+  consentHash: string;
+  choices: Record<string, boolean>;
+  installationId: string;
+  sdkVersion: string | null;
+  apiKeyId: string;
+  createdAt: Date;
+}
+
+interface Pending {
+  receipt: NewReceipt;
+  done: () => void;
+  failed: (error: unknown) => void;
+}
+
+const MAX_BATCH = 256;
+const MAX_FLUSHES = 4;
+
+/**
+ * Group commit for consent receipts. Each receipt waits for the transaction
+ * that stores it, so nothing is acknowledged before it is durable; receipts
+ * that arrive while transactions are busy share the next one (one commit,
+ * one fsync, one transaction set-up for many). When idle, a receipt is written
+ * at once, so nobody waits for company.
+ * Each transaction stores its receipts, their `consent.updated` outbox events
+ * and, for a project's first receipt ever, the go-live notification.
+ */
+export class ReceiptWriter {
+  private queue: Pending[] = [];
+  private flushing = 0;
+  private scheduled = false;
+
+  constructor(private readonly services: Services) {}
+
+  write(receipt: NewReceipt): Promise<void> {
+    return new Promise((done, failed) => {
+      this.queue.push({ receipt, done, failed });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.flushing >= MAX_FLUSHES || !this.queue.length) return;
+    // Let receipts that arrive in the same tick join the batch.
+    this.scheduled = true;
+    queueMicrotask(() => {
+      this.scheduled = false;
+      while (this.flushing < MAX_FLUSHES && this.queue.length) void this.flush(this.queue.splice(0, MAX_BATCH));
+    });
+  }
+
+  private async flush(batch: Pending[]): Promise<void> {
+    this.flushing++;
+    try {
+      await this.store(batch.map((p) => p.receipt));
+      for (const p of batch) p.done();
+    } catch (error) {
+      if (batch.length === 1) batch[0]!.failed(error);
+      // One bad receipt must not fail its neighbours: retry them one by one.
+      else await Promise.all(batch.map((p) => this.store([p.receipt]).then(p.done, p.failed)));
+    } finally {
+      this.flushing--;
+      this.schedule();
+    }
+  }
+
+  private async store(receipts: NewReceipt[]): Promise<void> {
+    const cache = sdkCache(this.services);
+    const projectIds = [...new Set(receipts.map((r) => r.projectId))].sort();
+    const unknownLive = projectIds.filter((id) => !cache.knowsReceipts(id));
+    const enqueued = await this.services.db.prisma.$transaction(async (tx) => {
+      const firstReceiptOf = await this.goLiveProjects(tx, unknownLive);
+      // One statement for the whole batch, in raw SQL: Prisma would plan a new query for every batch size.
+      const column = <K extends keyof NewReceipt>(key: K) => receipts.map((r) => r[key]);
+      await tx.$executeRaw`
+        INSERT INTO receipts (id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at)
+        SELECT id, project_id, version_id, consent_hash, choices::jsonb, installation_id, sdk_version, api_key_id, created_at::timestamptz
+        FROM unnest(${column('id')}::text[], ${column('projectId')}::text[], ${column('versionId')}::text[],
+                    ${column('consentHash')}::text[], ${receipts.map((r) => JSON.stringify(r.choices))}::text[],
+                    ${column('installationId')}::text[], ${column('sdkVersion')}::text[], ${column('apiKeyId')}::text[],
+                    ${receipts.map((r) => r.createdAt.toISOString())}::text[])
+          AS r(id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at)`;
+      // The outbox insert only matters where a webhook is enabled; ask once per batch.
+      const webhooks = await tx.$queryRaw<{ project_id: string }[]>`
+        SELECT project_id FROM webhooks WHERE project_id = ANY(${projectIds}::text[]) AND enabled`;
+      const hooked = new Set(webhooks.map((w) => w.project_id));
+      for (const receipt of receipts) {
+        if (!hooked.has(receipt.projectId)) continue;
+        await enqueueConsentUpdated(tx, uuidv7(), receipt.createdAt, {
+          projectId: receipt.projectId,
+          receiptId: receipt.id,
+          versionId: receipt.versionId,
+          versionNumber: receipt.versionNumber,
+          consentHash: receipt.consentHash,
+          choices: receipt.choices,
+          installationId: receipt.installationId,
+        });
+      }
+      for (const projectId of firstReceiptOf) {
+        const first = receipts.find((r) => r.projectId === projectId)!;
+        await notifyGoLive(tx, projectId, first.createdAt);
+      }
+      return hooked.size > 0;
+    });
+    for (const id of projectIds) cache.rememberReceipts(id);
+    // Committed: deliver now rather than at the worker's next poll.
+    if (enqueued) wakeWebhookWorker();
+  }
+
+  /**
+   * Which of these projects get their first receipt in this transaction. The
+   * project row is locked (NO KEY UPDATE, which receipts' foreign-key checks do
+   * not wait for) so two transactions cannot both see "no receipts yet"; it is
+   * only asked until this instance knows the project is live.
+   */
+  private async goLiveProjects(tx: Tx, projectIds: string[]): Promise<string[]> {
+    const first: string[] = [];
+    for (const projectId of projectIds) {
+      await tx.$queryRaw`SELECT id FROM projects WHERE id = ${projectId} FOR NO KEY UPDATE`;
+      const [row] = await tx.$queryRaw<{ live: boolean }[]>`SELECT EXISTS (SELECT 1 FROM receipts WHERE project_id = ${projectId}) AS live`;
+      if (!row!.live) first.push(projectId);
+    }
+    return first;
+  }
+}
+
+async function notifyGoLive(tx: Tx, projectId: string, createdAt: Date) {
+  const project = await tx.project.findUniqueOrThrow({ where: { id: projectId }, select: { organizationId: true, name: true } });
+  await notifyMembers(tx, {
+    organizationId: project.organizationId,
+    projectId,
+    product: 'consent',
+    type: 'consent.first_receipt',
+    title: `${project.name} is live: first consent receipt recorded`,
+    body: 'The SDK recorded the first visitor decision for this project.',
+    link: `/projects/${projectId}/receipts`,
+    createdAt,
+  });
+}
+
+const writers = new WeakMap<Services, ReceiptWriter>();
+
+export function receiptWriter(services: Services): ReceiptWriter {
+  let writer = writers.get(services);
+  if (!writer) {
+    writer = new ReceiptWriter(services);
+    writers.set(services, writer);
+  }
+  return writer;
+}

@@ -1,0 +1,208 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { team } from './helpers/fixtures.js';
+import { createKey } from './helpers/sdk.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
+import { publishVersion } from './helpers/versions.js';
+
+let server: TestServer;
+let clock = new Date('2026-03-01T12:00:00.000Z');
+const tick = (ms = 1000) => (clock = new Date(clock.getTime() + ms));
+
+beforeAll(async () => {
+  server = await startTestServer({}, { now: () => clock });
+});
+afterAll(() => server?.close());
+
+async function setup() {
+  const t = await team(server);
+  const version = await publishVersion(server, t.owner, t.project.id);
+  const key = await createKey(server, t.owner.token, t.project.id);
+  let n = 0;
+  const record = async (installationId = `installation-${n++}`) => {
+    const res = await server.request('POST', '/api/sdk/v1/consent', {
+      token: key.secret,
+      body: { versionId: version.id, consentHash: version.consentHash, choices: { analytics: n % 2 === 0 }, installationId, sdkVersion: '1.0.0' },
+    });
+    expect(res.status).toBe(201);
+    return res.body as { id: string; createdAt: string };
+  };
+  const list = (query = '', token = t.viewer.token) => server.request('GET', `/api/platform/projects/${t.project.id}/receipts${query}`, { token });
+  // Raw text: the test client would otherwise try to parse NDJSON as one JSON document.
+  const exportFile = async (query = '', token = t.viewer.token) => {
+    const res = await fetch(`${server.url}/api/platform/projects/${t.project.id}/receipts/export${query}`, {
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+    });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, text, body: res.headers.get('content-type')?.startsWith('application/json') ? JSON.parse(text) : text };
+  };
+  return { ...t, version, key, record, list, exportFile };
+}
+
+/** Every receipt by walking the cursor, calling `between` after each page. */
+async function walk(s: Awaited<ReturnType<typeof setup>>, limit: number, between: () => Promise<unknown> = async () => {}) {
+  const seen: string[] = [];
+  let cursor: string | null = null;
+  do {
+    const res = await s.list(`?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    expect(res.status).toBe(200);
+    seen.push(...res.body.receipts.map((r: { id: string }) => r.id));
+    cursor = res.body.nextCursor;
+    await between();
+  } while (cursor);
+  return seen;
+}
+
+describe('GET /receipts', () => {
+  it('lists receipts newest first in the contract’s shape', async () => {
+    const s = await setup();
+    const first = await s.record('install-first');
+    tick();
+    const second = await s.record('install-second');
+    const res = await s.list();
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      receipts: [
+        {
+          id: second.id,
+          versionId: s.version.id,
+          versionNumber: 1,
+          consentHash: s.version.consentHash,
+          choices: { necessary: true, analytics: true, marketing: false },
+          installationId: 'install-second',
+          sdkVersion: '1.0.0',
+          createdAt: second.createdAt,
+        },
+        expect.objectContaining({ id: first.id, installationId: 'install-first', createdAt: first.createdAt }),
+      ],
+      nextCursor: null,
+    });
+  });
+
+  it('pages by cursor without repeats or gaps, also among receipts with the same createdAt', async () => {
+    const s = await setup();
+    const ids: string[] = [];
+    for (let i = 0; i < 9; i++) {
+      ids.push((await s.record()).id);
+      if (i % 3 === 2) tick(); // three receipts per millisecond
+    }
+    const seen = await walk(s, 2);
+    expect(seen).toEqual([...ids].reverse());
+  });
+
+  it('stays stable while receipts are recorded between pages', async () => {
+    const s = await setup();
+    const existing: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      existing.push((await s.record()).id);
+      if (i % 2) tick();
+    }
+    const added: string[] = [];
+    const seen = await walk(s, 5, async () => {
+      tick();
+      added.push((await s.record()).id, (await s.record()).id);
+    });
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen).toEqual([...existing].reverse());
+    expect(added.length).toBeGreaterThan(0);
+  });
+
+  it('filters by time range (from inclusive, to exclusive) and installation', async () => {
+    const s = await setup();
+    const a = await s.record('install-a');
+    tick();
+    const b = await s.record('install-b');
+    tick();
+    const c = await s.record('install-a');
+    const ranged = await s.list(`?from=${encodeURIComponent(b.createdAt)}&to=${encodeURIComponent(c.createdAt)}`);
+    expect(ranged.body.receipts.map((r: { id: string }) => r.id)).toEqual([b.id]);
+    const mine = await s.list('?installationId=install-a');
+    expect(mine.body.receipts.map((r: { id: string }) => r.id)).toEqual([c.id, a.id]);
+  });
+
+  it('refuses a limit outside 1–200, a bad cursor or a bad date with 400 validation_failed', async () => {
+    const s = await setup();
+    for (const query of ['?limit=0', '?limit=201', '?limit=abc', '?limit=1.5', '?cursor=nonsense', '?from=yesterday']) {
+      const res = await s.list(query);
+      expect(res.status, query).toBe(400);
+      expect(res.body.code, query).toBe('validation_failed');
+      expect(res.body.details, query).toEqual([{ path: expect.any(Array), message: expect.any(String) }]);
+    }
+    expect((await s.list('?limit=200')).status).toBe(200);
+    expect((await s.list('?limit=1')).status).toBe(200);
+  });
+
+  it('is for project members: outsiders get 404, anonymous callers 401', async () => {
+    const s = await setup();
+    expect((await s.list('', s.outsider.token)).status).toBe(404);
+    expect((await s.list('', '')).status).toBe(401);
+    expect((await s.exportFile('', s.outsider.token)).status).toBe(404);
+  });
+});
+
+describe('GET /receipts/export', () => {
+  it('streams CSV as an attachment, oldest first', async () => {
+    const s = await setup();
+    const a = await s.record('install-a');
+    tick();
+    const b = await s.record('install-b');
+    const res = await s.exportFile('?format=csv');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
+    expect(res.headers.get('content-disposition')).toMatch(/^attachment; filename="receipts-.+\.csv"$/);
+    const lines = res.text.trimEnd().split('\n');
+    expect(lines[0]).toBe('id,versionId,versionNumber,consentHash,choices,installationId,sdkVersion,createdAt');
+    expect(lines).toHaveLength(3);
+    expect(lines[1]).toBe(
+      `${a.id},${s.version.id},1,${s.version.consentHash},"{""analytics"":true,""marketing"":false,""necessary"":true}",install-a,1.0.0,${a.createdAt}`,
+    );
+    expect(lines[2]!.startsWith(`${b.id},`)).toBe(true);
+  });
+
+  it('streams NDJSON within a time range', async () => {
+    const s = await setup();
+    await s.record();
+    tick();
+    const b = await s.record();
+    tick();
+    await s.record();
+    const res = await s.exportFile(`?format=ndjson&from=${encodeURIComponent(b.createdAt)}&to=${encodeURIComponent(clock.toISOString())}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-disposition')).toMatch(/^attachment; filename=".+\.ndjson"$/);
+    const rows = res.text.trimEnd().split('\n').map((line) => JSON.parse(line));
+    expect(rows).toEqual([
+      {
+        id: b.id,
+        versionId: s.version.id,
+        versionNumber: 1,
+        consentHash: s.version.consentHash,
+        choices: { necessary: true, analytics: expect.any(Boolean), marketing: false },
+        installationId: expect.any(String),
+        sdkVersion: '1.0.0',
+        createdAt: b.createdAt,
+      },
+    ]);
+  });
+
+  it('exports more receipts than one batch', async () => {
+    const s = await setup();
+    const values = Array.from({ length: 4_500 }, (_, i) => i);
+    // Bulk rows straight into the table (the export, not the consent endpoint, is under test).
+    await server.services.db.query(
+      `INSERT INTO receipts (id, project_id, version_id, consent_hash, choices, installation_id, api_key_id, created_at)
+       SELECT 'bulk-' || lpad(i::text, 6, '0'), $1, $2, $3, '{"analytics":true}', 'bulk-installation', $4, $5::timestamptz + (i || ' milliseconds')::interval
+       FROM unnest($6::int[]) AS i`,
+      [s.project.id, s.version.id, s.version.consentHash, s.key.id, clock.toISOString(), values],
+    );
+    tick(10_000);
+    const res = await s.exportFile('?format=ndjson');
+    const ids = res.text.trimEnd().split('\n').map((line) => JSON.parse(line).id);
+    expect(ids).toEqual(values.map((i) => `bulk-${String(i).padStart(6, '0')}`));
+  });
+
+  it('refuses an unknown format with 400', async () => {
+    const s = await setup();
+    const res = await s.exportFile('?format=xml');
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('validation_failed');
+  });
+});

@@ -1,0 +1,220 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { team } from './helpers/fixtures.js';
+import { createKey } from './helpers/sdk.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
+import { publishVersion } from './helpers/versions.js';
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(() => server?.close());
+
+async function setup(target = server) {
+  const t = await team(target);
+  const version = await publishVersion(target, t.owner, t.project.id);
+  const key = await createKey(target, t.owner.token, t.project.id);
+  const valid = {
+    versionId: version.id,
+    consentHash: version.consentHash,
+    choices: { necessary: false, analytics: true },
+    installationId: 'inst_0123456789abcdef',
+    timestamp: '2020-01-01T00:00:00.000Z',
+    sdkVersion: '1.2.3',
+  };
+  const post = (body: unknown, options: { token?: string; raw?: string; headers?: Record<string, string> } = {}) =>
+    target.request('POST', '/api/sdk/v1/consent', {
+      token: options.token ?? key.secret,
+      ...(options.raw !== undefined ? { raw: options.raw, headers: { 'content-type': 'application/json', ...options.headers } } : { body, headers: options.headers }),
+    });
+  return { ...t, version, key, valid, post };
+}
+
+describe('POST /api/sdk/v1/consent', () => {
+  it('stores a receipt and answers 201 {ok, id, createdAt}', async () => {
+    const s = await setup();
+    const res = await s.post(s.valid);
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({ ok: true, id: expect.any(String), createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) });
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+
+    const rows = await server.services.db.query<Record<string, unknown>>('SELECT * FROM receipts WHERE id = $1', [res.body.id]);
+    expect(rows).toHaveLength(1);
+    const row = rows[0]!;
+    // Exactly these columns: nothing about the visitor beyond the installation id.
+    expect(Object.keys(row).sort()).toEqual(
+      ['api_key_id', 'choices', 'consent_hash', 'created_at', 'id', 'installation_id', 'project_id', 'sdk_version', 'version_id'].sort(),
+    );
+    expect(row).toMatchObject({
+      project_id: s.project.id,
+      version_id: s.version.id,
+      consent_hash: s.version.consentHash,
+      installation_id: s.valid.installationId,
+      sdk_version: '1.2.3',
+      api_key_id: s.key.id,
+    });
+    // Required purposes are granted whatever was sent; optional ones not sent are not granted.
+    expect(row.choices).toEqual({ necessary: true, analytics: true, marketing: false });
+    // The server's clock, not the client's timestamp.
+    expect(new Date(row.created_at as string).toISOString()).toBe(res.body.createdAt);
+  });
+
+  it('accepts the minimal body (no timestamp, no sdkVersion)', async () => {
+    const s = await setup();
+    const { timestamp: _t, sdkVersion: _v, ...minimal } = s.valid;
+    const res = await s.post(minimal);
+    expect(res.status).toBe(201);
+    const [row] = await server.services.db.query<{ sdk_version: string | null }>('SELECT sdk_version FROM receipts WHERE id = $1', [res.body.id]);
+    expect(row!.sdk_version).toBeNull();
+  });
+
+  it('refuses bodies outside the contract with 400 invalid_body, storing nothing', async () => {
+    const s = await setup();
+    const manyChoices = Object.fromEntries(Array.from({ length: 201 }, (_, i) => [`p${i}`, true]));
+    const { versionId: _a, ...noVersion } = s.valid;
+    const { consentHash: _b, ...noHash } = s.valid;
+    const { choices: _c, ...noChoices } = s.valid;
+    const { installationId: _d, ...noInstallation } = s.valid;
+    const bad: [string, unknown][] = [
+      ['no versionId', noVersion],
+      ['no consentHash', noHash],
+      ['no choices', noChoices],
+      ['no installationId', noInstallation],
+      ['short installationId', { ...s.valid, installationId: 'abc' }],
+      ['long installationId', { ...s.valid, installationId: 'a'.repeat(65) }],
+      ['installationId with a dot', { ...s.valid, installationId: 'abc.defgh' }],
+      ['an IP address', { ...s.valid, ip: '203.0.113.9' }],
+      ['an e-mail', { ...s.valid, email: 'a@example.com' }],
+      ['non-boolean choice', { ...s.valid, choices: { analytics: 'yes' } }],
+      ['choices as an array', { ...s.valid, choices: [true] }],
+      ['unknown purpose key', { ...s.valid, choices: { analytics: true, telepathy: true } }],
+      ['over 200 choices', { ...s.valid, choices: manyChoices }],
+      ['timestamp not ISO', { ...s.valid, timestamp: 'yesterday' }],
+      ['sdkVersion not a string', { ...s.valid, sdkVersion: 3 }],
+      ['array body', [s.valid]],
+    ];
+    for (const [why, body] of bad) {
+      const res = await s.post(body);
+      expect(res.status, why).toBe(400);
+      expect(res.body, why).toEqual({ error: expect.any(String), code: 'invalid_body' });
+    }
+    for (const raw of ['{"versionId":', '', 'null']) {
+      const res = await s.post(undefined, { raw });
+      expect(res.status, raw).toBe(400);
+      expect(res.body).toEqual({ error: expect.any(String), code: 'invalid_body' });
+    }
+    const wrongType = await s.post(undefined, { raw: JSON.stringify(s.valid), headers: { 'content-type': 'text/plain' } });
+    expect(wrongType.status).toBe(400);
+    expect(wrongType.body.code).toBe('invalid_body');
+    const [row] = await server.services.db.query<{ count: number }>('SELECT count(*)::int AS count FROM receipts WHERE project_id = $1', [s.project.id]);
+    expect(row!.count).toBe(0);
+  });
+
+  it('refuses bodies over 16 KiB with 413 payload_too_large', async () => {
+    const s = await setup();
+    const res = await s.post({ ...s.valid, sdkVersion: 'x'.repeat(17 * 1024) });
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual({ error: expect.any(String), code: 'payload_too_large' });
+  });
+
+  it('refuses a version of another project or none (invalid_version) and a wrong hash (consent_hash_mismatch)', async () => {
+    const s = await setup();
+    const other = await setup();
+    for (const versionId of [other.version.id, 'no-such-version']) {
+      const res = await s.post({ ...s.valid, versionId });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: expect.any(String), code: 'invalid_version' });
+    }
+    const res = await s.post({ ...s.valid, consentHash: 'f'.repeat(64) });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: expect.any(String), code: 'consent_hash_mismatch' });
+  });
+
+  it('accepts receipts for an older version of the same project', async () => {
+    const s = await setup();
+    await publishVersion(server, s.owner, s.project.id);
+    expect((await s.post(s.valid)).status).toBe(201);
+  });
+
+  it('answers invalid_key (401) and revoked_key (403)', async () => {
+    const s = await setup();
+    const unknown = await s.post(s.valid, { token: `pk_live_${'B'.repeat(32)}` });
+    expect(unknown.status).toBe(401);
+    expect(unknown.body).toEqual({ error: expect.any(String), code: 'invalid_key' });
+    const session = await s.post(s.valid, { token: s.owner.token });
+    expect(session.status).toBe(401);
+    await server.request('DELETE', `/api/platform/projects/${s.project.id}/api-keys/${s.key.id}`, { token: s.owner.token });
+    const revoked = await s.post(s.valid);
+    expect(revoked.status).toBe(403);
+    expect(revoked.body).toEqual({ error: expect.any(String), code: 'revoked_key' });
+  });
+
+  it('writes the consent.updated outbox event in the same transaction when a webhook is enabled', async () => {
+    const s = await setup();
+    const noWebhook = await s.post(s.valid);
+    expect(noWebhook.status).toBe(201);
+    await server.services.db.query(
+      `INSERT INTO webhooks (project_id, url, enabled, secret, secret_prefix) VALUES ($1, 'https://hooks.example/x', true, 'whsec_test', 'whsec_te')`,
+      [s.project.id],
+    );
+    const res = await s.post(s.valid);
+    const events = await server.services.db.query<{ type: string; payload: any }>('SELECT type, payload FROM webhook_events WHERE project_id = $1', [s.project.id]);
+    expect(events).toHaveLength(1);
+    expect(events[0]!.type).toBe('consent.updated');
+    expect(events[0]!.payload).toEqual({
+      id: expect.any(String),
+      type: 'consent.updated',
+      createdAt: res.body.createdAt,
+      data: {
+        projectId: s.project.id,
+        receiptId: res.body.id,
+        versionId: s.version.id,
+        versionNumber: 1,
+        consentHash: s.version.consentHash,
+        choices: { necessary: true, analytics: true, marketing: false },
+        installationId: s.valid.installationId,
+      },
+    });
+  });
+
+  it('notifies the go-live exactly once, even when the first receipts race', async () => {
+    const s = await setup();
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => s.post({ ...s.valid, installationId: `racer-install-${i}` })),
+    );
+    expect(results.map((r) => r.status)).toEqual(Array(12).fill(201));
+    await s.post({ ...s.valid, installationId: 'late-install-1' });
+    const rows = await server.services.db.query<{ user_id: string }>(
+      `SELECT user_id FROM notifications WHERE project_id = $1 AND type = 'consent.first_receipt'`,
+      [s.project.id],
+    );
+    expect(rows.map((r) => r.user_id).sort()).toEqual([s.owner.id, s.admin.id, s.viewer.id].sort());
+  });
+
+  it('never updates or deletes a receipt (the database refuses)', async () => {
+    const s = await setup();
+    const res = await s.post(s.valid);
+    await expect(server.services.db.query(`UPDATE receipts SET installation_id = 'changed0' WHERE id = $1`, [res.body.id])).rejects.toThrow();
+    await expect(server.services.db.query('DELETE FROM receipts WHERE id = $1', [res.body.id])).rejects.toThrow();
+  });
+});
+
+describe('SDK consent rate limit', () => {
+  let limited: TestServer;
+  beforeAll(async () => {
+    limited = await startTestServer({ rateLimits: { sdkConsentPerMinute: 2 } });
+  });
+  afterAll(() => limited?.close());
+
+  it('allows the configured receipts per installation per minute, then 429 rate_limited', async () => {
+    const s = await setup(limited);
+    expect((await s.post(s.valid)).status).toBe(201);
+    expect((await s.post(s.valid)).status).toBe(201);
+    const res = await s.post(s.valid);
+    expect(res.status).toBe(429);
+    expect(res.body).toEqual({ error: expect.any(String), code: 'rate_limited' });
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(res.headers.get('x-ratelimit-limit')).toBe('2');
+    expect((await s.post({ ...s.valid, installationId: 'another-installation' })).status).toBe(201);
+  });
+});
