@@ -1,12 +1,12 @@
-import { uuidv7 } from 'uuidv7';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Config } from '../src/config.js';
-import { enqueueConsentUpdated } from '../src/webhooks/outbox.js';
-import { runDue, wakeWebhookWorker, webhookWorkerOf } from '../src/webhooks/worker.js';
+import { runDue, webhookWorkerOf } from '../src/webhooks/worker.js';
 import { manyOperators } from './helpers/consent.js';
 import { team } from './helpers/fixtures.js';
+import { createKey } from './helpers/sdk.js';
 import { startTestServer, type TestResponse, type TestServer } from './helpers/server.js';
+import { publishVersion } from './helpers/versions.js';
 import { startReceiver, verifySignature, type Receiver } from './helpers/webhook-receiver.js';
 
 /** Several teams register per server: lift the per-IP register and login limits. */
@@ -31,26 +31,38 @@ async function documented(server: TestServer) {
 const SECRET = /^whsec_[0-9A-Za-z]{32}$/;
 const webhookPath = (projectId: string, rest = '') => `/api/platform/projects/${projectId}/webhook${rest}`;
 
-/**
- * A consent.updated event as the receipt transaction writes it. (Until the SDK
- * consent route lands, tests call the outbox the way that route does.)
- */
-async function emitConsentUpdated(server: TestServer, projectId: string, createdAt = server.services.now()) {
-  const eventId = uuidv7();
-  await server.services.db.prisma.$transaction((tx) =>
-    enqueueConsentUpdated(tx, eventId, createdAt, {
-      projectId,
-      receiptId: uuidv7(),
-      versionId: uuidv7(),
-      versionNumber: 3,
-      consentHash: 'a'.repeat(64),
-      choices: { necessary: true, analytics: false },
-      installationId: 'inst_4fJ9kQ2x',
-    }),
-  );
-  wakeWebhookWorker();
-  return eventId;
+/** A team whose project takes SDK receipts: a published version and a publishable key. */
+async function sdkTeam(server: TestServer) {
+  const t = await team(server);
+  const version = await publishVersion(server, t.owner, t.project.id);
+  const key = await createKey(server, t.owner.token, t.project.id);
+  return { ...t, version, key };
 }
+
+/**
+ * Stores a receipt through POST /api/sdk/v1/consent, as a visitor's browser
+ * does, and returns the id of the consent.updated event it enqueued (if any).
+ */
+async function consentReceipt(server: TestServer, t: Awaited<ReturnType<typeof sdkTeam>>) {
+  const posted = await server.request('POST', '/api/sdk/v1/consent', {
+    token: t.key.secret,
+    body: {
+      versionId: t.version.id,
+      consentHash: t.version.consentHash,
+      choices: { analytics: true, marketing: false },
+      installationId: INSTALLATION,
+      sdkVersion: '1.0.0',
+    },
+  });
+  expect(posted.status, posted.text).toBe(201);
+  const [event] = await server.services.db.query<{ id: string }>(
+    `SELECT id FROM webhook_events WHERE payload->'data'->>'receiptId' = $1`,
+    [posted.body.id],
+  );
+  return event?.id as string;
+}
+
+const INSTALLATION = 'inst_4fJ9kQ2x';
 
 async function configure(server: TestServer, t: Awaited<ReturnType<typeof team>>, url: string) {
   const put = await server.request('PUT', webhookPath(t.project.id), { token: t.admin.token, body: { url, enabled: true } });
@@ -175,9 +187,9 @@ describe('webhook deliveries', () => {
   });
 
   it('delivers consent.updated signed with the secret, with the documented headers and body', async () => {
-    const t = await team(server);
+    const t = await sdkTeam(server);
     const secret = await configure(server, t, receiver.url);
-    const eventId = await emitConsentUpdated(server, t.project.id);
+    const eventId = await consentReceipt(server, t);
     await receiver.until((all) => all.some((r) => r.json?.id === eventId));
     const delivery = receiver.received.find((r) => r.json?.id === eventId)!;
 
@@ -191,7 +203,15 @@ describe('webhook deliveries', () => {
     expect(Object.keys(delivery.json.data).sort()).toEqual(
       ['choices', 'consentHash', 'installationId', 'projectId', 'receiptId', 'versionId', 'versionNumber'].sort(),
     );
-    expect(delivery.json.data).toMatchObject({ projectId: t.project.id, installationId: 'inst_4fJ9kQ2x', versionNumber: 3 });
+    expect(delivery.json.data).toEqual({
+      projectId: t.project.id,
+      receiptId: expect.any(String),
+      versionId: t.version.id,
+      versionNumber: 1,
+      consentHash: t.version.consentHash,
+      choices: { necessary: true, analytics: true, marketing: false },
+      installationId: INSTALLATION,
+    });
 
     // The attempt is recorded right after the receiver answers.
     const log = () => server.request('GET', webhookPath(t.project.id, '/deliveries'), { token: t.viewer.token });
@@ -201,12 +221,12 @@ describe('webhook deliveries', () => {
   });
 
   it('signs the next delivery with a rotated secret', async () => {
-    const t = await team(server);
+    const t = await sdkTeam(server);
     const oldSecret = await configure(server, t, receiver.url);
-    const before = await emitConsentUpdated(server, t.project.id);
+    const before = await consentReceipt(server, t);
     await receiver.until((all) => all.some((r) => r.json?.id === before));
     const rotated = await server.request('POST', webhookPath(t.project.id, '/secret'), { token: t.owner.token });
-    const after = await emitConsentUpdated(server, t.project.id);
+    const after = await consentReceipt(server, t);
     await receiver.until((all) => all.some((r) => r.json?.id === after));
     const delivery = receiver.received.find((r) => r.json?.id === after)!;
     expect(verifySignature(delivery, rotated.body.secret)).toBe(true);
@@ -214,10 +234,10 @@ describe('webhook deliveries', () => {
   });
 
   it('writes no event for a project without an enabled webhook', async () => {
-    const t = await team(server);
-    await emitConsentUpdated(server, t.project.id);
+    const t = await sdkTeam(server);
+    await consentReceipt(server, t);
     await server.request('PUT', webhookPath(t.project.id), { token: t.admin.token, body: { url: receiver.url, enabled: false } });
-    await emitConsentUpdated(server, t.project.id);
+    await consentReceipt(server, t);
     expect(await server.services.db.prisma.webhookEvent.count({ where: { projectId: t.project.id } })).toBe(0);
   });
 
@@ -274,11 +294,11 @@ describe('retries, timeouts and giving up (moved clock)', () => {
     (await server.request('GET', webhookPath(t.project.id, '/deliveries?limit=200'), { token: t.viewer.token })).body.deliveries;
 
   it('retries with exponential backoff and jitter until one delivery succeeds', async () => {
-    const t = await team(server);
+    const t = await sdkTeam(server);
     const secret = await configure(server, t, receiver.url);
     let failuresLeft = 3;
     receiver.behave(() => (failuresLeft-- > 0 ? 503 : 200));
-    const eventId = await emitConsentUpdated(server, t.project.id);
+    const eventId = await consentReceipt(server, t);
 
     for (let attempt = 1; attempt <= 3; attempt++) {
       expect(await runDue(server.services)).toEqual(['retrying']);
@@ -320,12 +340,12 @@ describe('retries, timeouts and giving up (moved clock)', () => {
   }
 
   it('gives up 24 hours after the event and notifies admins once per failing streak', async () => {
-    const t = await team(server);
+    const t = await sdkTeam(server);
     await configure(server, t, receiver.url);
     receiver.behave(() => 500);
     const start = now;
-    const first = await emitConsentUpdated(server, t.project.id);
-    const second = await emitConsentUpdated(server, t.project.id);
+    const first = await consentReceipt(server, t);
+    const second = await consentReceipt(server, t);
     await deliverUntilSettled(t.project.id);
     const events = await server.services.db.prisma.webhookEvent.findMany({ where: { projectId: t.project.id } });
     expect(events.map((e) => e.status)).toEqual(['failed', 'failed']);
@@ -349,20 +369,20 @@ describe('retries, timeouts and giving up (moved clock)', () => {
 
     // A success ends the streak; the next permanent failure notifies again.
     receiver.behave(() => 200);
-    await emitConsentUpdated(server, t.project.id);
+    await consentReceipt(server, t);
     expect(await runDue(server.services)).toEqual(['succeeded']);
     receiver.behave(() => 500);
-    await emitConsentUpdated(server, t.project.id);
+    await consentReceipt(server, t);
     await deliverUntilSettled(t.project.id);
     expect(await failing()).toHaveLength(4);
     receiver.behave(() => 200);
   });
 
   it('gives up on a receiver that does not answer within the timeout', async () => {
-    const t = await team(server);
+    const t = await sdkTeam(server);
     await configure(server, t, receiver.url);
     receiver.behave(() => 'hold');
-    const eventId = await emitConsentUpdated(server, t.project.id);
+    const eventId = await consentReceipt(server, t);
     expect(await runDue(server.services, { timeoutMs: 300 })).toEqual(['retrying']);
     receiver.release();
     receiver.behave(() => 200);
@@ -371,10 +391,10 @@ describe('retries, timeouts and giving up (moved clock)', () => {
   });
 
   it('pages through the delivery log newest first', async () => {
-    const t = await team(server);
+    const t = await sdkTeam(server);
     await configure(server, t, receiver.url);
     for (let i = 0; i < 5; i++) {
-      await emitConsentUpdated(server, t.project.id);
+      await consentReceipt(server, t);
       await runDue(server.services);
       now = new Date(now.getTime() + 1000);
     }

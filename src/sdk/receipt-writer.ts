@@ -2,7 +2,7 @@ import { uuidv7 } from 'uuidv7';
 import type { Prisma } from '../generated/prisma/client.js';
 import { notifyMembers } from '../notifications/notify.js';
 import type { Services } from '../services.js';
-import { enqueueConsentUpdated } from '../webhooks/outbox.js';
+import { enqueueConsentUpdatedBatch } from '../webhooks/outbox.js';
 import { wakeWebhookWorker } from '../webhooks/worker.js';
 import { sdkCache } from './cache.js';
 
@@ -99,18 +99,25 @@ export class ReceiptWriter {
       const webhooks = await tx.$queryRaw<{ project_id: string }[]>`
         SELECT project_id FROM webhooks WHERE project_id = ANY(${projectIds}::text[]) AND enabled`;
       const hooked = new Set(webhooks.map((w) => w.project_id));
-      for (const receipt of receipts) {
-        if (!hooked.has(receipt.projectId)) continue;
-        await enqueueConsentUpdated(tx, uuidv7(), receipt.createdAt, {
-          projectId: receipt.projectId,
-          receiptId: receipt.id,
-          versionId: receipt.versionId,
-          versionNumber: receipt.versionNumber,
-          consentHash: receipt.consentHash,
-          choices: receipt.choices,
-          installationId: receipt.installationId,
-        });
-      }
+      // One outbox statement for the batch (a statement per receipt made the webhook cost 4x the throughput).
+      await enqueueConsentUpdatedBatch(
+        tx,
+        receipts
+          .filter((receipt) => hooked.has(receipt.projectId))
+          .map((receipt) => ({
+            eventId: uuidv7(),
+            createdAt: receipt.createdAt,
+            data: {
+              projectId: receipt.projectId,
+              receiptId: receipt.id,
+              versionId: receipt.versionId,
+              versionNumber: receipt.versionNumber,
+              consentHash: receipt.consentHash,
+              choices: receipt.choices,
+              installationId: receipt.installationId,
+            },
+          })),
+      );
       for (const projectId of firstReceiptOf) {
         const first = receipts.find((r) => r.projectId === projectId)!;
         await notifyGoLive(tx, projectId, first.createdAt);

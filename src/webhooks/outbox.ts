@@ -25,3 +25,30 @@ export async function enqueueConsentUpdated(tx: Tx, eventId: string, createdAt: 
     SELECT ${eventId}, ${data.projectId}, 'consent.updated', ${JSON.stringify(payload)}::jsonb, ${createdAt}, ${createdAt}
     FROM webhooks WHERE project_id = ${data.projectId} AND enabled`;
 }
+
+export interface ConsentUpdatedEvent {
+  eventId: string;
+  createdAt: Date;
+  data: ConsentUpdatedData;
+}
+
+/**
+ * The batch form of enqueueConsentUpdated, for a transaction that stores many
+ * receipts at once (the receipt writer's group commit): one statement for the
+ * whole batch instead of a round trip per receipt. Events of projects without
+ * an enabled webhook are skipped by the same join.
+ */
+export async function enqueueConsentUpdatedBatch(tx: Tx, events: ConsentUpdatedEvent[]): Promise<void> {
+  if (!events.length) return;
+  const rows = events.map(({ eventId, createdAt, data }) => ({
+    id: eventId,
+    project_id: data.projectId,
+    created_at: createdAt.toISOString(),
+    payload: { id: eventId, type: 'consent.updated', createdAt: createdAt.toISOString(), data },
+  }));
+  await tx.$executeRaw`
+    INSERT INTO webhook_events (id, project_id, type, payload, created_at, next_attempt_at)
+    SELECT e.id, e.project_id, 'consent.updated', e.payload, e.created_at, e.created_at
+    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS e(id text, project_id text, payload jsonb, created_at timestamptz)
+    JOIN webhooks AS w ON w.project_id = e.project_id AND w.enabled`;
+}

@@ -66,30 +66,3 @@ export async function connectSql(target: { databaseUrl?: string; dataDir?: strin
   await client.connect();
   return client;
 }
-
-/**
- * Writes consent.updated events straight into the outbox, as the receipt
- * transaction does (used until the SDK consent route is on main).
- */
-export async function insertConsentEvents(sql: pg.Client, projectId: string, count: number): Promise<string[]> {
-  const createdAt = new Date().toISOString();
-  const events = Array.from({ length: count }, (_, i) => {
-    const id = crypto.randomUUID();
-    const data = {
-      projectId,
-      receiptId: crypto.randomUUID(),
-      versionId: 'version-1',
-      versionNumber: 1,
-      consentHash: 'f'.repeat(64),
-      choices: { necessary: true, analytics: i % 2 === 0 },
-      installationId: `inst_${String(i).padStart(8, '0')}`,
-    };
-    return { id, payload: { id, type: 'consent.updated', createdAt, data } };
-  });
-  await sql.query(
-    `INSERT INTO webhook_events (id, project_id, type, payload, created_at, next_attempt_at)
-     SELECT e.id, $1, 'consent.updated', e.payload, $2, $2 FROM jsonb_to_recordset($3::jsonb) AS e(id text, payload jsonb)`,
-    [projectId, createdAt, JSON.stringify(events)],
-  );
-  return events.map((event) => event.id);
-}
