@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GraphQLSchema } from 'graphql';
 import { createContext } from '../src/context.js';
 import { BodyTooLarge, isJsonContentType, readBody } from '../src/http/body.js';
+import { bearerToken, headerValue } from '../src/http/headers.js';
 import type { Services } from '../src/services.js';
 import { errorResponse, fromGraphQLError } from './errors.js';
 import { authorizeRootFields, variableIssues } from './authorize.js';
@@ -106,11 +107,3 @@ export class RestHandler {
     return route.respond ? route.respond(result.data as never, request) : { status: 200, body: result.data };
   }
 }
-
-export function bearerToken(header: string | undefined): string | undefined {
-  if (!header) return undefined;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return match?.[1];
-}
-
-const headerValue = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);

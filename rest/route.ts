@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { z } from 'zod';
 import type { Context } from '../src/context.js';
@@ -41,6 +42,11 @@ export interface RouteDef<Data = any> {
   variables?: (req: RestRequest) => Record<string, unknown>;
   /** Maps the operation's data to the response; default: 200 with `data`. */
   respond?: (data: Data, req: RestRequest) => RestResponse | Promise<RestResponse>;
+  /**
+   * A GET answered from in-process caches before any context is built, or undefined to run the
+   * route normally. Only for hot paths whose domain function has a from-memory form.
+   */
+  fromMemory?: (req: IncomingMessage, services: Services) => Promise<RestResponse> | undefined;
   /** A route served without GraphQL (probes, documents): use sparingly. */
   handle?: (req: RestRequest) => RestResponse | Promise<RestResponse>;
   /** Documents the JSON body for OpenAPI; the domain layer validates it. */

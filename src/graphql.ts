@@ -2,7 +2,7 @@ import { costLimitPlugin } from '@escape.tech/graphql-armor-cost-limit';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
 import { NoSchemaIntrospectionCustomRule, type GraphQLSchema } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
-import { bearerToken } from '../rest/handler.js';
+import { bearerToken } from './http/headers.js';
 import { createContext } from './context.js';
 import type { Services } from './services.js';
 

@@ -108,6 +108,81 @@ describe('GET /api/sdk/v1/config', () => {
   });
 });
 
+describe('repeat requests (answered from the in-process cache)', () => {
+  const logLines: string[] = [];
+  let logged: TestServer;
+  beforeAll(async () => {
+    logged = await startTestServer({ logLevel: 'info' }, { logDestination: { write: (line: string) => void logLines.push(line) } });
+  });
+  afterAll(() => logged?.close());
+
+  const comparable = (res: { status: number; headers: Headers; text: string }) => ({
+    status: res.status,
+    headers: [...res.headers].filter(([name]) => !['date', 'x-request-id'].includes(name)),
+    text: res.text,
+  });
+
+  it('answer with the same status, headers and bytes as the first request, and are logged alike', async () => {
+    const s = await setup(logged);
+    const version = await publishVersion(logged, s.owner, s.project.id);
+    await logged.request('PUT', `/api/platform/projects/${s.project.id}/allowed-origins`, {
+      token: s.owner.token,
+      body: { origins: ['https://shop.example'] },
+    });
+    const origin = { origin: 'https://shop.example' };
+    const first = await s.config({ ...origin, 'x-request-id': 'cfg-cold' });
+    const again = await s.config({ ...origin, 'x-request-id': 'cfg-warm' });
+    expect(first.status).toBe(200);
+    expect(comparable(again)).toEqual(comparable(first));
+    expect(again.headers.get('x-request-id')).toBe('cfg-warm');
+    expect(again.headers.get('access-control-allow-origin')).toBe('https://shop.example');
+    expect(again.headers.get('vary')).toBe('Origin');
+    expect(again.headers.get('content-length')).toBe(String(Buffer.byteLength(again.text)));
+    const etag = `"${version.contentHash}"`;
+    const notModified = await s.config({ ...origin, 'if-none-match': etag, 'x-request-id': 'cfg-304' });
+    expect(notModified.status).toBe(304);
+    expect(notModified.text).toBe('');
+    expect(notModified.headers.get('etag')).toBe(etag);
+    expect((await s.config({ ...origin, 'if-none-match': `W/${etag}` })).status).toBe(304);
+
+    // A first request that is conditional answers like a repeated one.
+    const other = await setup(logged);
+    const otherVersion = await publishVersion(logged, other.owner, other.project.id);
+    const conditional = { 'if-none-match': `"${otherVersion.contentHash}"` };
+    expect(comparable(await other.config(conditional))).toEqual(comparable(await other.config(conditional)));
+
+    await new Promise((resolve) => setImmediate(resolve));
+    const entries = logLines.map((line) => JSON.parse(line)).filter((entry) => entry.msg === 'request');
+    for (const [reqId, status] of [['cfg-cold', 200], ['cfg-warm', 200], ['cfg-304', 304]] as const) {
+      expect(entries.filter((entry) => entry.reqId === reqId)).toEqual([
+        expect.objectContaining({ method: 'GET', path: '/api/sdk/v1/config', status, durationMs: expect.any(Number) }),
+      ]);
+    }
+    expect(entries.find((entry) => entry.reqId === 'cfg-warm')).not.toHaveProperty('aborted');
+  });
+
+  it('follow origin changes and revocations at once', async () => {
+    const s = await setup(logged);
+    await publishVersion(logged, s.owner, s.project.id);
+    const originsPath = `/api/platform/projects/${s.project.id}/allowed-origins`;
+    await logged.request('PUT', originsPath, { token: s.owner.token, body: { origins: ['https://shop.example'] } });
+    const fromShop = () => s.config({ origin: 'https://shop.example' });
+    expect((await fromShop()).status).toBe(200);
+    expect((await fromShop()).status).toBe(200);
+    await logged.request('PUT', originsPath, { token: s.owner.token, body: { origins: ['https://other.example'] } });
+    const refused = await fromShop();
+    expect(refused.status).toBe(403);
+    expect(refused.body).toEqual({ error: expect.any(String), code: 'origin_not_allowed' });
+    await logged.request('PUT', originsPath, { token: s.owner.token, body: { enforce: false } });
+    expect((await fromShop()).status).toBe(200);
+    expect((await fromShop()).status).toBe(200);
+    await logged.request('DELETE', `/api/platform/projects/${s.project.id}/api-keys/${s.key.id}`, { token: s.owner.token });
+    const revoked = await fromShop();
+    expect(revoked.status).toBe(403);
+    expect(revoked.body).toEqual({ error: expect.any(String), code: 'revoked_key' });
+  });
+});
+
 describe('SDK config rate limit', () => {
   let limited: TestServer;
   beforeAll(async () => {

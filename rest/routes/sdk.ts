@@ -1,8 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import type { SdkConfig } from '../../src/sdk/config.js';
+import type { IncomingMessage } from 'node:http';
+import { AppError } from '../../src/errors.js';
+import { bearerToken, headerValue } from '../../src/http/headers.js';
+import type { Services } from '../../src/services.js';
+import { sdkConfigFromMemory, type SdkConfig } from '../../src/sdk/config.js';
 import { consentBody } from '../../src/sdk/consent.js';
+import { fromGraphQLError } from '../errors.js';
 import { route, type RestRequest, type RestResponse, type RouteDef } from '../route.js';
 import { ErrorBody, pick, sessionErrors, timestamp, validationError } from '../schemas.js';
 
@@ -49,27 +54,59 @@ const SdkConfigBody = z.object({
   config: z.object({ purposes: z.array(z.unknown()), categories: z.array(z.unknown()), notice: z.record(z.string(), z.string()) }),
 });
 
-/** A version's serialised body, made once: the cached config object is the key, so it goes when the version does. */
-const configBodies = new WeakMap<object, string>();
+/**
+ * A version's 200 body, serialised once per instance: keyed by the cached config object, so it
+ * goes when the version leaves the cache. Fields are picked in the contract's order, so the
+ * operation's data and the hot path's domain object give the same bytes.
+ */
+const configBodies = new WeakMap<object, Buffer>();
 
-function configResponse(data: { sdkConfig: SdkConfig & { version: { contentHash: string } } }, req: RestRequest): RestResponse {
-  const config = data.sdkConfig;
-  const etag = `"${config.version.contentHash}"`;
-  const headers: Record<string, string> = { ETag: etag, 'Cache-Control': CONFIG_CACHE_CONTROL };
-  if (etagMatches(req.headers['if-none-match'], etag)) return { status: 304, headers };
+function configBody(config: ConfigData): Buffer {
   const key = config.config as object;
   let body = configBodies.get(key);
   if (body === undefined) {
-    body = JSON.stringify(config);
+    const { id, number, publishedAt, contentHash, consentHash } = config.version;
+    body = Buffer.from(
+      JSON.stringify({ projectId: config.projectId, version: { id, number, publishedAt, contentHash, consentHash }, config: config.config }),
+    );
     configBodies.set(key, body);
   }
-  headers['Content-Type'] = 'application/json; charset=utf-8';
-  return { status: 200, body, headers };
+  return body;
+}
+
+/** The operation's data, or the same from memory (`publishedAt` is then a Date, serialised alike). */
+type ConfigData = Omit<SdkConfig, 'version'> & { version: Omit<SdkConfig['version'], 'publishedAt'> & { publishedAt: Date | string } };
+
+function configResponse(config: ConfigData, ifNoneMatch: string | string[] | undefined): RestResponse {
+  const etag = `"${config.version.contentHash}"`;
+  if (etagMatches(ifNoneMatch, etag)) return { status: 304, headers: { ETag: etag, 'Cache-Control': CONFIG_CACHE_CONTROL } };
+  return {
+    status: 200,
+    body: configBody(config),
+    headers: { ETag: etag, 'Cache-Control': CONFIG_CACHE_CONTROL, 'Content-Type': 'application/json; charset=utf-8' },
+  };
+}
+
+/**
+ * The config hot path (docs/architecture.md): when the key and project are in memory, the same
+ * domain checks and rate limit run without a request context or the operation, and the answer
+ * is the version's cached bytes. Anything else (first request, `key` query, refusal) runs SdkConfig.
+ */
+function configFromMemory(req: IncomingMessage, services: Services): Promise<RestResponse> | undefined {
+  const config = sdkConfigFromMemory(services, { token: bearerToken(req.headers.authorization), origin: headerValue(req.headers.origin) });
+  return config?.then(
+    (data) => configResponse(data, req.headers['if-none-match']),
+    (error: unknown) => {
+      if (error instanceof AppError) return fromGraphQLError(error, { exposeInternal: false });
+      throw error;
+    },
+  );
 }
 
 /** If-None-Match: `*`, one tag or a list, weak (`W/`) or strong, compared weakly as RFC 9110 says for GET. */
 export function etagMatches(header: string | string[] | undefined, etag: string): boolean {
   if (!header) return false;
+  if (header === etag) return true; // what the SDK and browsers send back
   const value = Array.isArray(header) ? header.join(',') : header;
   if (value.trim() === '*') return true;
   return value.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
@@ -84,7 +121,8 @@ const sdkApiRoutes: RouteDef[] = [
     operation: 'SdkConfig',
     queryParams: z.object({ key: z.string().optional().describe('For compatibility only; the SDK sends the key as Bearer') }),
     variables: ({ query }) => ({ key: query.key }),
-    respond: configResponse,
+    respond: (data: { sdkConfig: ConfigData }, req) => configResponse(data.sdkConfig, req.headers['if-none-match']),
+    fromMemory: configFromMemory,
     responses: {
       200: { description: 'Published config', schema: SdkConfigBody },
       304: { description: 'If-None-Match matched the ETag' },

@@ -1,3 +1,4 @@
+import type { AppError } from '../errors.js';
 import { KEY_PATTERN } from '../keys/service.js';
 import type { Services } from '../services.js';
 import { sdkCache, type ProjectAccess } from './cache.js';
@@ -22,12 +23,33 @@ export async function authenticateSdk(services: Services, token: string | undefi
   const key = await cache.key(token);
   if (!key) throw invalidKey();
   const project = await cache.project(key.projectId);
-  if (project.revokedKeyIds.has(key.keyId)) throw revokedKey();
-  if (origin !== undefined && project.enforceOrigins && !project.origins.allows(origin) && origin !== ownOrigin(services)) {
-    throw originNotAllowed();
-  }
+  const refused = refusal(services, key.keyId, project, origin);
+  if (refused) throw refused;
   await cache.touchKey(key.keyId);
   return { keyId: key.keyId, project };
+}
+
+/**
+ * The same decision from memory alone, for the config hot path: the caller when the key and
+ * project are cached and the request passes; undefined when anything is missing, refused or a
+ * `lastUsedAt` write is due, so the full path decides (and says why).
+ */
+export function authenticateSdkFromMemory(services: Services, token: string | undefined, origin: string | undefined): SdkCaller | undefined {
+  if (!token) return undefined;
+  const cache = sdkCache(services);
+  // Only secrets that matched a key are remembered, so a hit has passed KEY_PATTERN already.
+  const key = cache.knownKey(token);
+  const project = key && cache.knownProject(key.projectId);
+  if (!project || refusal(services, key.keyId, project, origin) || cache.touchDue(key.keyId)) return undefined;
+  return { keyId: key.keyId, project };
+}
+
+function refusal(services: Services, keyId: string, project: ProjectAccess, origin: string | undefined): AppError | null {
+  if (project.revokedKeyIds.has(keyId)) return revokedKey();
+  if (origin !== undefined && project.enforceOrigins && !project.origins.allows(origin) && origin !== ownOrigin(services)) {
+    return originNotAllowed();
+  }
+  return null;
 }
 
 function ownOrigin(services: Services): string {

@@ -40,6 +40,18 @@ interface KeyIdentity {
   projectId: string;
 }
 
+/** A shared load that also keeps its value once it has one, so the hot path can read it without awaiting. */
+interface Loaded<T> {
+  promise: Promise<T>;
+  value?: T;
+}
+
+function loaded<T>(promise: Promise<T>): Loaded<T> {
+  const entry: Loaded<T> = { promise };
+  void promise.then((value) => (entry.value = value), () => {});
+  return entry;
+}
+
 const MAX_KEYS = 10_000;
 const MAX_VERSIONS = 1_000;
 export const CACHE_CHANNEL = 'sdk_cache';
@@ -53,12 +65,13 @@ export const CACHE_CHANNEL = 'sdk_cache';
  * origin changes), so every instance sharing the database forgets it at commit.
  * While this instance is not listening (start-up, a lost connection) project
  * data is read fresh on every request instead.
- * Entries hold promises, so concurrent misses share one query.
+ * Entries hold promises, so concurrent misses share one query, and their values once
+ * loaded, so the config hot path can answer without waiting (`knownKey`, `knownProject`).
  */
 export class SdkCache {
   listening = false;
-  private readonly keys = new Map<string, Promise<KeyIdentity | null>>();
-  private readonly projects = new Map<string, Promise<ProjectAccess>>();
+  private readonly keys = new Map<string, Loaded<KeyIdentity | null>>();
+  private readonly projects = new Map<string, Loaded<ProjectAccess>>();
   private readonly versions = new Map<string, Promise<VersionFacts | null>>();
   private readonly projectsWithReceipts = new Set<string>();
   private readonly keysTouchedAt = new Map<string, number>();
@@ -73,25 +86,39 @@ export class SdkCache {
   key(secret: string): Promise<KeyIdentity | null> {
     let entry = this.keys.get(secret);
     if (!entry) {
-      entry = this.services.db.prisma.apiKey
-        .findUnique({ where: { secretHash: sha256Hex(secret) }, select: { id: true, projectId: true } })
-        .then((row) => row && { keyId: row.id, projectId: row.projectId });
-      void entry.then((found) => found || this.keys.delete(secret), () => this.keys.delete(secret));
+      entry = loaded(
+        this.services.db.prisma.apiKey
+          .findUnique({ where: { secretHash: sha256Hex(secret) }, select: { id: true, projectId: true } })
+          .then((row) => row && { keyId: row.id, projectId: row.projectId }),
+      );
+      const settled = entry;
+      void settled.promise.then((found) => found || this.keys.delete(secret), () => this.keys.delete(secret));
       if (this.keys.size >= MAX_KEYS) this.keys.clear();
-      this.keys.set(secret, entry);
+      this.keys.set(secret, settled);
     }
-    return entry;
+    return entry.promise;
   }
 
   project(projectId: string): Promise<ProjectAccess> {
     if (!this.listening) return this.loadProject(projectId);
     let entry = this.projects.get(projectId);
     if (!entry) {
-      entry = this.loadProject(projectId);
-      void entry.catch(() => this.projects.get(projectId) === entry && this.projects.delete(projectId));
-      this.projects.set(projectId, entry);
+      entry = loaded(this.loadProject(projectId));
+      const settled = entry;
+      void settled.promise.catch(() => this.projects.get(projectId) === settled && this.projects.delete(projectId));
+      this.projects.set(projectId, settled);
     }
-    return entry;
+    return entry.promise;
+  }
+
+  /** The key already found for this secret, without waiting: undefined when it is not in memory. */
+  knownKey(secret: string): KeyIdentity | undefined {
+    return this.keys.get(secret)?.value ?? undefined;
+  }
+
+  /** The project as already loaded, without waiting: undefined when not in memory or not trustworthy (not listening). */
+  knownProject(projectId: string): ProjectAccess | undefined {
+    return this.listening ? this.projects.get(projectId)?.value : undefined;
   }
 
   version(versionId: string): Promise<VersionFacts | null> {
@@ -122,11 +149,16 @@ export class SdkCache {
     this.projectsWithReceipts.add(projectId);
   }
 
-  /** Records `lastUsedAt` at most once a minute per key and instance, not on every request. */
-  async touchKey(keyId: string): Promise<void> {
-    const now = this.services.now();
+  /** Whether this instance owes the key a `lastUsedAt` write (at most one a minute per key and instance). */
+  touchDue(keyId: string): boolean {
     const last = this.keysTouchedAt.get(keyId);
-    if (last !== undefined && now.getTime() - last < 60_000) return;
+    return last === undefined || this.services.now().getTime() - last >= 60_000;
+  }
+
+  /** Records `lastUsedAt` when due, not on every request. */
+  async touchKey(keyId: string): Promise<void> {
+    if (!this.touchDue(keyId)) return;
+    const now = this.services.now();
     if (this.keysTouchedAt.size >= MAX_KEYS) this.keysTouchedAt.clear();
     this.keysTouchedAt.set(keyId, now.getTime());
     await this.services.db.prisma.apiKey.updateMany({ where: { id: keyId }, data: { lastUsedAt: now } });

@@ -1,6 +1,6 @@
 import type { Services } from '../services.js';
-import { authenticateSdk } from './access.js';
-import type { PublishedVersion } from './cache.js';
+import { authenticateSdk, authenticateSdkFromMemory } from './access.js';
+import type { ProjectAccess, PublishedVersion } from './cache.js';
 import { noPublishedVersion } from './errors.js';
 
 export interface SdkConfig {
@@ -9,12 +9,27 @@ export interface SdkConfig {
   config: unknown;
 }
 
+interface SdkCallerInfo {
+  token: string | undefined;
+  origin: string | undefined;
+}
+
 /** The latest published version of the key's project (never a draft). */
-export async function sdkConfig(
-  services: Services,
-  caller: { token: string | undefined; origin: string | undefined },
-): Promise<SdkConfig> {
+export async function sdkConfig(services: Services, caller: SdkCallerInfo): Promise<SdkConfig> {
   const { keyId, project } = await authenticateSdk(services, caller.token, caller.origin);
+  return served(services, keyId, project);
+}
+
+/**
+ * The hot path's answer: the same checks and rate limit, with the key and project taken from
+ * memory. Undefined when they are not there (or the request would be refused): run `sdkConfig`.
+ */
+export function sdkConfigFromMemory(services: Services, caller: SdkCallerInfo): Promise<SdkConfig> | undefined {
+  const found = authenticateSdkFromMemory(services, caller.token, caller.origin);
+  return found && served(services, found.keyId, found.project);
+}
+
+async function served(services: Services, keyId: string, project: ProjectAccess): Promise<SdkConfig> {
   await services.rateLimits.consume(
     { name: 'sdk-config', points: services.config.rateLimits.sdkConfigPerMinute, durationSeconds: 60 },
     keyId,
