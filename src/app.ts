@@ -61,7 +61,7 @@ export function createApp(services: Services, schema: GraphQLSchema, routes: Rou
 
   /** The hot path's answer: written in one go with the SDK's CORS headers, and logged at once. */
   function answerFromMemory(req: IncomingMessage, res: ServerResponse, requestId: string, started: bigint, response: RestResponse): void {
-    send(req, res, response, true, ['x-request-id', requestId, ...sdkCorsHeaders(req.headers.origin)]);
+    send(req, res, response, true, sdkCorsHeaders(req.headers.origin, ['x-request-id', requestId]));
     if (logsRequests) logRequest(req, res, requestId, started, false);
     inFlight.end();
   }
@@ -135,8 +135,9 @@ export function createApp(services: Services, schema: GraphQLSchema, routes: Rou
 }
 
 /** The SDK is called from any site: echo the origin (or *). Preflights are answered in `handle`. */
-function sdkCorsHeaders(origin: string | undefined): string[] {
-  return ['Access-Control-Allow-Origin', origin ?? '*', 'Vary', 'Origin', 'Access-Control-Expose-Headers', SDK_EXPOSED_HEADERS];
+function sdkCorsHeaders(origin: string | undefined, list: string[] = []): string[] {
+  list.push('Access-Control-Allow-Origin', origin ?? '*', 'Vary', 'Origin', 'Access-Control-Expose-Headers', SDK_EXPOSED_HEADERS);
+  return list;
 }
 
 /**

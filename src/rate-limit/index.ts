@@ -58,13 +58,16 @@ export class RateLimits {
   }
 
   /** Counts one hit; throws `rate_limited` (with Retry-After data) when the rule is exhausted. */
-  async consume(rule: LimitRule, key: string): Promise<void> {
-    try {
-      await this.limiter(rule).consume(key);
-    } catch (rejection) {
-      if (rejection instanceof RateLimiterRes) throw rateLimited(describe(rule, rejection));
-      throw rejection;
-    }
+  consume(rule: LimitRule, key: string): Promise<void> {
+    // Plain then() rather than async/await: this runs on every SDK request.
+    return this.limiter(rule)
+      .consume(key)
+      .then(
+        () => undefined,
+        (rejection: unknown) => {
+          throw rejection instanceof RateLimiterRes ? rateLimited(describe(rule, rejection)) : rejection;
+        },
+      );
   }
 
   /** Throws `rate_limited` if the rule is already exhausted for the key, without counting. */

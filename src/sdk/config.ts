@@ -29,12 +29,11 @@ export function sdkConfigFromMemory(services: Services, caller: SdkCallerInfo): 
   return found && served(services, found.keyId, found.project);
 }
 
-async function served(services: Services, keyId: string, project: ProjectAccess): Promise<SdkConfig> {
-  await services.rateLimits.consume(
-    { name: 'sdk-config', points: services.config.rateLimits.sdkConfigPerMinute, durationSeconds: 60 },
-    keyId,
-  );
-  const version = project.version;
-  if (!version) throw noPublishedVersion();
-  return { projectId: project.projectId, version, config: version.config };
+function served(services: Services, keyId: string, project: ProjectAccess): Promise<SdkConfig> {
+  const limit = { name: 'sdk-config', points: services.config.rateLimits.sdkConfigPerMinute, durationSeconds: 60 };
+  return services.rateLimits.consume(limit, keyId).then(() => {
+    const version = project.version;
+    if (!version) throw noPublishedVersion();
+    return { projectId: project.projectId, version, config: version.config };
+  });
 }
