@@ -55,36 +55,45 @@ const SdkConfigBody = z.object({
 });
 
 /**
- * A version's 200 body, serialised once per instance: keyed by the cached config object, so it
- * goes when the version leaves the cache. Fields are picked in the contract's order, so the
- * operation's data and the hot path's domain object give the same bytes.
+ * A version's two answers (200 and 304), made once per instance: keyed by the cached config
+ * object, so they go when the version leaves the cache. The body's fields are picked in the
+ * contract's order, so the operation's data and the hot path's domain object give the same bytes.
  */
-const configBodies = new WeakMap<object, Buffer>();
+interface ConfigAnswers {
+  etag: string;
+  ok: RestResponse;
+  notModified: RestResponse;
+}
 
-function configBody(config: ConfigData): Buffer {
+const configAnswers = new WeakMap<object, ConfigAnswers>();
+
+function answersFor(config: ConfigData): ConfigAnswers {
   const key = config.config as object;
-  let body = configBodies.get(key);
-  if (body === undefined) {
+  let answers = configAnswers.get(key);
+  if (answers === undefined) {
     const { id, number, publishedAt, contentHash, consentHash } = config.version;
-    body = Buffer.from(
+    const body = Buffer.from(
       JSON.stringify({ projectId: config.projectId, version: { id, number, publishedAt, contentHash, consentHash }, config: config.config }),
     );
-    configBodies.set(key, body);
+    const etag = `"${contentHash}"`;
+    const caching = { ETag: etag, 'Cache-Control': CONFIG_CACHE_CONTROL };
+    // Shared by every request for this version: frozen, so nothing downstream can change them.
+    answers = Object.freeze({
+      etag,
+      ok: Object.freeze({ status: 200, body, headers: Object.freeze({ ...caching, 'Content-Type': 'application/json; charset=utf-8' }) }),
+      notModified: Object.freeze({ status: 304, headers: Object.freeze(caching) }),
+    });
+    configAnswers.set(key, answers);
   }
-  return body;
+  return answers;
 }
 
 /** The operation's data, or the same from memory (`publishedAt` is then a Date, serialised alike). */
 type ConfigData = Omit<SdkConfig, 'version'> & { version: Omit<SdkConfig['version'], 'publishedAt'> & { publishedAt: Date | string } };
 
 function configResponse(config: ConfigData, ifNoneMatch: string | string[] | undefined): RestResponse {
-  const etag = `"${config.version.contentHash}"`;
-  if (etagMatches(ifNoneMatch, etag)) return { status: 304, headers: { ETag: etag, 'Cache-Control': CONFIG_CACHE_CONTROL } };
-  return {
-    status: 200,
-    body: configBody(config),
-    headers: { ETag: etag, 'Cache-Control': CONFIG_CACHE_CONTROL, 'Content-Type': 'application/json; charset=utf-8' },
-  };
+  const answers = answersFor(config);
+  return etagMatches(ifNoneMatch, answers.etag) ? answers.notModified : answers.ok;
 }
 
 /**
