@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { loadFromChild } from './lib/load.js';
-import { BENCH_ORIGIN, benchProject, machine } from './lib/setup.js';
+import { benchProject, consentLoad, machine } from './lib/setup.js';
 
 process.env.BENCH_DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/test';
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 64);
@@ -15,7 +15,7 @@ const ROUNDS = Number(process.env.ROUNDS ?? 2);
 const POOL_SIZE = Number(process.env.DATABASE_POOL_SIZE ?? 20);
 
 const bench = await benchProject();
-const { server, version, secret, keyId, projectId } = bench;
+const { server, version, keyId, projectId } = bench;
 const choices = { necessary: true, analytics: true, marketing: false };
 
 // Plain pg: the same row the service stores, one autocommit INSERT each.
@@ -42,20 +42,8 @@ async function plainPg(): Promise<{ perSecond: number; p99Ms: number }> {
   return { perSecond: latencies.length / ((performance.now() - started) / 1000), p99Ms: latencies[Math.floor(latencies.length * 0.99)]! };
 }
 
-const MARKER = '@@@@@@@@@@@@';
-const body = JSON.stringify({
-  versionId: version.id,
-  consentHash: version.consentHash,
-  choices,
-  installationId: `bench-${MARKER}`,
-  timestamp: new Date().toISOString(),
-  sdkVersion: '1.0.0',
-});
-const template =
-  `POST /api/sdk/v1/consent HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${secret}\r\nOrigin: ${BENCH_ORIGIN}\r\n` +
-  `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
-const service = () =>
-  loadFromChild({ port: server.port, connections: CONCURRENCY, durationMs: DURATION_MS, requests: { template, marker: MARKER }, expectStatus: 201 });
+const requests = consentLoad(bench, choices);
+const service = () => loadFromChild({ port: server.port, connections: CONCURRENCY, durationMs: DURATION_MS, requests, expectStatus: 201 });
 
 // Warm up both, then alternate.
 await service();

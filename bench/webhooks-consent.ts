@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { putWebhook } from '../src/webhooks/service.js';
 import { startWebhookWorker, webhookWorkerOf } from '../src/webhooks/worker.js';
 import { loadFromChild } from './lib/load.js';
-import { BENCH_ORIGIN, benchProject, machine } from './lib/setup.js';
+import { benchProject, consentLoad, machine } from './lib/setup.js';
 
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 64);
 const DURATION_MS = Number(process.env.DURATION_MS ?? 5000);
@@ -27,22 +27,12 @@ await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
 const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
 // nodeEnv test: the receiver is on this machine (production would refuse it, rightly).
-const { server, version, secret, projectId } = await benchProject({ nodeEnv: 'test' });
+const bench = await benchProject({ nodeEnv: 'test' });
+const { server, projectId } = bench;
 const setWebhook = (enabled: boolean) => putWebhook(server.services, projectId, { url: receiverUrl, enabled });
 
-const MARKER = '@@@@@@@@@@@@';
-const body = JSON.stringify({
-  versionId: version.id,
-  consentHash: version.consentHash,
-  choices: { necessary: true, analytics: true, marketing: false },
-  installationId: `bench-${MARKER}`,
-  sdkVersion: '1.0.0',
-});
-const template =
-  `POST /api/sdk/v1/consent HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${secret}\r\nOrigin: ${BENCH_ORIGIN}\r\n` +
-  `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
-const load = () =>
-  loadFromChild({ port: server.port, connections: CONCURRENCY, durationMs: DURATION_MS, requests: { template, marker: MARKER }, expectStatus: 201 });
+const requests = consentLoad(bench, { necessary: true, analytics: true, marketing: false });
+const load = () => loadFromChild({ port: server.port, connections: CONCURRENCY, durationMs: DURATION_MS, requests, expectStatus: 201 });
 
 const pendingEvents = async () =>
   Number((await server.services.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_events WHERE status = 'pending'`))[0]!.n);

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBillingSchedule } from '../src/billing/schedule.js';
-import { loadConfig } from '../src/config.js';
 import { operator, organization, project, team } from './helpers/fixtures.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
@@ -11,10 +10,7 @@ const START = new Date('2026-11-23T10:00:00.000Z');
 let now = START;
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer(
-    { rateLimits: { ...loadConfig().rateLimits, registerPerHour: 1000, loginPerIp: 1000 } },
-    { now: () => now },
-  );
+  server = await startTestServer({}, { now: () => now });
 });
 afterAll(() => server?.close());
 

@@ -50,6 +50,26 @@ export async function benchProject(overrides: Partial<Config> = {}): Promise<Ben
   return { server, projectId, secret: key.body.secret, keyId: key.body.apiKey.id, version };
 }
 
+/**
+ * Load for POST /api/sdk/v1/consent: one request template whose marker the loader replaces with the
+ * request number, so every receipt has its own installation.
+ */
+export function consentLoad(bench: BenchProject, choices: Record<string, boolean>): { template: string; marker: string } {
+  const marker = '@@@@@@@@@@@@';
+  const body = JSON.stringify({
+    versionId: bench.version.id,
+    consentHash: bench.version.consentHash,
+    choices,
+    installationId: `bench-${marker}`,
+    timestamp: new Date().toISOString(),
+    sdkVersion: '1.0.0',
+  });
+  const template =
+    `POST /api/sdk/v1/consent HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${bench.secret}\r\nOrigin: ${BENCH_ORIGIN}\r\n` +
+    `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  return { template, marker };
+}
+
 export const machine = async () => {
   const os = await import('node:os');
   return `${os.cpus()[0]?.model ?? 'cpu'} ×${os.cpus().length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;

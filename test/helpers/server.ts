@@ -72,10 +72,28 @@ export async function startTestServer(
     },
     options,
   );
+  // A database made for this server goes with it (a second instance given the URL does not own it).
+  const ownDatabase = !('databaseUrl' in overrides) ? databaseUrl : undefined;
   return {
     ...running,
+    close: async () => {
+      await running.close();
+      if (ownDatabase) await dropDatabase(ownDatabase);
+    },
     request: (method, path, options = {}) => send(running.url, method, path, options),
   };
+}
+
+async function dropDatabase(url: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+  try {
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS "${new URL(url).pathname.slice(1)}" WITH (FORCE)`);
+  } catch (error) {
+    console.warn(`could not drop the test database of ${url}:`, error); // a leftover database fails nothing
+  } finally {
+    await admin.end().catch(() => {});
+  }
 }
 
 export async function send(baseUrl: string, method: string, path: string, options: RequestOptions = {}): Promise<TestResponse> {
