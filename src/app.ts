@@ -36,7 +36,7 @@ export function createApp(services: Services, schema: GraphQLSchema, routes: Rou
     inFlight.start();
     const started = logsRequests ? process.hrtime.bigint() : 0n;
     const requestId = requestIdFrom(req.headers['x-request-id']);
-    const cached = req.method === 'GET' ? fromMemory.get(req.url!)?.(req, services) : undefined;
+    const cached = req.method === 'GET' ? tryFromMemory(req, requestId) : undefined;
     if (cached) {
       cached.then(
         (response) => answerFromMemory(req, res, requestId, started, response),
@@ -59,11 +59,27 @@ export function createApp(services: Services, schema: GraphQLSchema, routes: Rou
       .finally(() => inFlight.end());
   };
 
+  /** A from-memory answer, if the route has one for this request; a bug in it falls back to the full path. */
+  function tryFromMemory(req: IncomingMessage, requestId: string): Promise<RestResponse> | undefined {
+    try {
+      return fromMemory.get(req.url!)?.(req, services);
+    } catch (error) {
+      services.logger.error({ reqId: requestId, err: error }, 'answer from memory failed');
+      return undefined;
+    }
+  }
+
   /** The hot path's answer: written in one go with the SDK's CORS headers, and logged at once. */
   function answerFromMemory(req: IncomingMessage, res: ServerResponse, requestId: string, started: bigint, response: RestResponse): void {
-    send(req, res, response, true, sdkCorsHeaders(req.headers.origin, ['x-request-id', requestId]));
-    if (logsRequests) logRequest(req, res, requestId, started, false);
-    inFlight.end();
+    try {
+      send(req, res, response, true, sdkCorsHeaders(req.headers.origin, ['x-request-id', requestId]));
+      if (logsRequests) logRequest(req, res, requestId, started, false);
+    } catch (error) {
+      services.logger.error({ reqId: requestId, err: error }, 'unhandled error');
+      res.destroy();
+    } finally {
+      inFlight.end();
+    }
   }
 
   function logRequest(req: IncomingMessage, res: ServerResponse, requestId: string, started: bigint, aborted = !res.writableFinished): void {
