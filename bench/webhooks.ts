@@ -5,7 +5,7 @@
 // --samples 1000 (outbox-cost transactions per variant), --backlog 5000 (events drained at full speed).
 //
 // It measures, with a local HTTP receiver that answers 200 at once:
-//  1. the outbox cost on the receipt transaction: a receipt insert alone, with enqueueConsentUpdated for a
+//  1. the outbox cost on the receipt transaction: a receipt insert alone, with enqueueConsentUpdatedBatch for a
 //     project without a webhook (the check finds none), and with one (the event row is written);
 //  2. deliveries/s and lag from receipt commit to arrival at the receiver (p50/p99) at a steady offered rate;
 //  3. how fast a backlog drains (the worker's ceiling on this machine).
@@ -16,7 +16,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { uuidv7 } from 'uuidv7';
 import { startServer } from '../src/server.js';
-import { enqueueConsentUpdated } from '../src/webhooks/outbox.js';
+import { enqueueConsentUpdatedBatch } from '../src/webhooks/outbox.js';
 import { putWebhook } from '../src/webhooks/service.js';
 import { startWebhookWorker, wakeWebhookWorker, webhookWorkerOf } from '../src/webhooks/worker.js';
 import { freshDatabaseUrl } from '../test/helpers/server.js';
@@ -101,7 +101,7 @@ async function receiptTransaction(fixture: Fixture, enqueue: boolean): Promise<s
       },
     });
     if (enqueue) {
-      await enqueueConsentUpdated(tx, eventId, createdAt, {
+      const data = {
         projectId: fixture.projectId,
         receiptId,
         versionId: fixture.versionId,
@@ -109,7 +109,8 @@ async function receiptTransaction(fixture: Fixture, enqueue: boolean): Promise<s
         consentHash: 'h'.repeat(64),
         choices,
         installationId: 'inst_bench_0001',
-      });
+      };
+      await enqueueConsentUpdatedBatch(tx, [{ eventId, createdAt, data }]);
     }
   });
   return eventId;

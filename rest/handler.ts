@@ -4,6 +4,7 @@ import { createContext } from '../src/context.js';
 import { BodyTooLarge, isJsonContentType, readBody } from '../src/http/body.js';
 import { bearerToken, headerValue } from '../src/http/headers.js';
 import type { Services } from '../src/services.js';
+import { AppError } from '../src/errors.js';
 import { errorResponse, fromGraphQLError } from './errors.js';
 import { authorizeRootFields, variableIssues } from './authorize.js';
 import { prepareOperations, type PreparedOperation } from './operations.js';
@@ -85,7 +86,15 @@ export class RestHandler {
       context,
       services: this.services,
     };
-    if (route.handle) return route.handle(request);
+    if (route.handle) {
+      try {
+        return await route.handle(request);
+      } catch (error) {
+        // Hand-written routes throw the same AppErrors as resolvers: one mapping for both.
+        if (error instanceof AppError) return fromGraphQLError(error, { exposeInternal: false });
+        throw error;
+      }
+    }
 
     const operation = this.operations.get(route.operation!)!;
     const variables = route.variables ? route.variables(request) : {};
@@ -95,7 +104,7 @@ export class RestHandler {
       const denied = await authorizeRootFields(this.schema, operation.definition, context, variables);
       if (denied) return fromGraphQLError(denied, { exposeInternal: false });
       const details = variableIssues(this.schema, operation.definition, variables);
-      if (details.length) return errorResponse('validation_failed', 'Validation failed', { details });
+      if (details.length) return sdk ? errorResponse(badBody, 'Invalid request body') : errorResponse('validation_failed', 'Validation failed', { details });
     }
     if (result.errors?.length) {
       const response = fromGraphQLError(result.errors[0]!, { exposeInternal: !this.services.config.production });

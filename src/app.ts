@@ -28,8 +28,7 @@ export function createApp(services: Services, schema: GraphQLSchema, routes: Rou
   const openApi = JSON.stringify(buildOpenApi(routes, services.config.version));
   const inFlight = new InFlight();
 
-  // GET routes with a from-memory answer, by exact URL: a query string takes the normal path.
-  const fromMemory = new Map(routes.filter((route) => route.fromMemory && route.method === 'GET').map((route) => [route.path, route.fromMemory!]));
+  const fromMemory = memoryAnswers(routes);
   const logsRequests = services.logger.isLevelEnabled('info');
 
   const listener: RequestListener = (req, res) => {
@@ -48,18 +47,24 @@ export function createApp(services: Services, schema: GraphQLSchema, routes: Rou
       return;
     }
     res.setHeader('x-request-id', requestId);
-    // 'close' fires for every request, also when the client goes away before the answer.
-    if (logsRequests) res.once('close', () => logRequest(req, res, requestId, started));
+    // A request is over when its work has settled and its response has closed ('close' fires for
+    // every response, after a streamed export's last byte, or when the client goes away first).
+    let unfinished = 2;
+    const finished = () => --unfinished === 0 && inFlight.end();
+    res.once('close', () => {
+      if (logsRequests) logRequest(req, res, requestId, started);
+      finished();
+    });
     handle(req, res, requestId)
       .catch((error) => {
         services.logger.error({ reqId: requestId, err: error }, 'unhandled error');
         if (!res.headersSent) send(req, res, errorResponse('internal', 'Internal server error'));
         else res.destroy();
       })
-      .finally(() => inFlight.end());
+      .finally(finished);
   };
 
-  /** A from-memory answer, if the route has one for this request; a bug in it falls back to the full path. */
+  /** A from-memory answer, if the route has one for this request; a synchronous throw falls back to the full path. */
   function tryFromMemory(req: IncomingMessage, requestId: string): Promise<RestResponse> | undefined {
     try {
       return fromMemory.get(req.url!)?.(req, services);
@@ -73,11 +78,12 @@ export function createApp(services: Services, schema: GraphQLSchema, routes: Rou
   function answerFromMemory(req: IncomingMessage, res: ServerResponse, requestId: string, started: bigint, response: RestResponse): void {
     try {
       send(req, res, response, true, sdkCorsHeaders(req.headers.origin, ['x-request-id', requestId]));
-      if (logsRequests) logRequest(req, res, requestId, started, false);
     } catch (error) {
       services.logger.error({ reqId: requestId, err: error }, 'unhandled error');
       res.destroy();
     } finally {
+      // One small buffer, written at once: the request is over (aborted if the client had gone).
+      if (logsRequests) logRequest(req, res, requestId, started, res.destroyed);
       inFlight.end();
     }
   }
@@ -150,6 +156,21 @@ export function createApp(services: Services, schema: GraphQLSchema, routes: Rou
   };
 }
 
+/**
+ * GET routes with a from-memory answer, by exact URL (a query string takes the normal path). The
+ * answer is written with the SDK's CORS headers and error shape, so only static SDK paths qualify.
+ */
+function memoryAnswers(routes: RouteDef[]): Map<string, NonNullable<RouteDef['fromMemory']>> {
+  const answers = new Map<string, NonNullable<RouteDef['fromMemory']>>();
+  for (const route of routes.filter((r) => r.fromMemory)) {
+    if (route.method !== 'GET' || !route.path.startsWith(SDK_PREFIX) || route.path.includes(':')) {
+      throw new Error(`${route.method} ${route.path}: fromMemory is only for static GET routes under ${SDK_PREFIX}`);
+    }
+    answers.set(route.path, route.fromMemory!);
+  }
+  return answers;
+}
+
 /** The SDK is called from any site: echo the origin (or *). Preflights are answered in `handle`. */
 function sdkCorsHeaders(origin: string | undefined, list: string[] = []): string[] {
   list.push('Access-Control-Allow-Origin', origin ?? '*', 'Vary', 'Origin', 'Access-Control-Expose-Headers', SDK_EXPOSED_HEADERS);
@@ -165,6 +186,12 @@ function send(req: IncomingMessage, res: ServerResponse, response: RestResponse,
   for (const name in response.headers) headers.push(name, response.headers[name]!);
   if (response.stream) {
     res.writeHead(response.status, headers);
+    if (req.method === 'HEAD') {
+      // Nothing has been read yet: a HEAD export costs no database scan.
+      response.stream.destroy();
+      res.end();
+      return;
+    }
     response.stream.pipe(res);
     response.stream.on('error', () => res.destroy());
     return;

@@ -2,19 +2,17 @@ import { createHmac, randomUUID } from 'node:crypto';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember } from '../src/admin/members.js';
-import { loadConfig } from '../src/config.js';
 import { runBillingSchedule } from '../src/billing/schedule.js';
-import { PASSWORD, operator, organization, project } from './helpers/fixtures.js';
+import { PASSWORD, operator, organization, project, team } from './helpers/fixtures.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
 const NOW = new Date('2026-11-23T10:00:00.000Z');
 const SECRET = 'mock_webhook_secret_for_tests';
-const relaxedLimits = { rateLimits: { ...loadConfig().rateLimits, registerPerHour: 1000, loginPerIp: 1000 } };
 
 let now = NOW;
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer({ ...relaxedLimits, billingWebhookSecret: SECRET }, { now: () => now });
+  server = await startTestServer({ billingWebhookSecret: SECRET }, { now: () => now });
 });
 afterAll(() => server?.close());
 
@@ -135,10 +133,17 @@ describe('mock checkout, end to end', () => {
 
   it('validates checkout input after the role check', async () => {
     now = NOW;
-    const owner = await operator(server);
-    const org = await organization(server, owner);
+    const { owner, admin, viewer, outsider, org } = await team(server);
+    const checkout = (who: { token: string }, body: unknown) =>
+      server.request('POST', `/api/platform/orgs/${org.id}/billing/checkout`, { token: who.token, body });
     for (const body of [{ planId: 'free', interval: 'month' }, { planId: 'starter', interval: 'week' }, { planId: 'starter' }]) {
-      const response = await server.request('POST', `/api/platform/orgs/${org.id}/billing/checkout`, { token: owner.token, body });
+      expect((await checkout(outsider, body)).status).toBe(404);
+      for (const member of [admin, viewer]) {
+        const refused = await checkout(member, body);
+        expect(refused.status).toBe(403);
+        expect(refused.body.code).toBe('forbidden');
+      }
+      const response = await checkout(owner, body);
       expect(response.status).toBe(400);
       expect(response.body.code).toBe('validation_failed');
     }
@@ -264,7 +269,7 @@ describe('POST /api/platform/billing/webhooks/stripe', () => {
   let stripeServer: TestServer;
   beforeAll(async () => {
     stripeServer = await startTestServer(
-      { ...relaxedLimits, billingProvider: 'stripe', stripeSecretKey: 'sk_test_unused', billingWebhookSecret: STRIPE_SECRET },
+      { billingProvider: 'stripe', stripeSecretKey: 'sk_test_unused', billingWebhookSecret: STRIPE_SECRET },
       { now: () => now },
     );
   });

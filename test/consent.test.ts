@@ -1,14 +1,14 @@
-import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consentRoutes } from '../rest/routes/consent.js';
 import { latestPublishedVersion } from '../src/consent/versions.js';
-import { consentPath, evidencePath, manyOperators, NOTICE, publish, putDraft } from './helpers/consent.js';
+import { consentPath, evidencePath, NOTICE, publish, putDraft } from './helpers/consent.js';
 import { team, type Operator } from './helpers/fixtures.js';
 import { onPostgres, startTestServer, type TestServer } from './helpers/server.js';
+import { consentHashOf, contentHashOf, type VersionConfig } from './helpers/versions.js';
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer(manyOperators);
+  server = await startTestServer();
 });
 afterAll(() => server?.close());
 
@@ -363,7 +363,7 @@ describe('publishing', () => {
   it('creates numbered immutable versions, newest first, even for identical content', async () => {
     const times = [new Date('2026-11-22T10:00:00.123Z'), new Date('2026-11-22T11:00:00.456Z'), new Date('2026-11-22T12:00:00.789Z')];
     let now = times[0]!;
-    const clocked = await startTestServer(manyOperators, { now: () => now });
+    const clocked = await startTestServer({}, { now: () => now });
     try {
       const t = await team(clocked);
       const p = t.project.id;
@@ -461,41 +461,10 @@ describe('publishing', () => {
   });
 });
 
-// --- Hashes, recomputed here from the text of decisions.md alone ---------------------------------
-
-/** RFC 8785 for the values used here: sorted keys (UTF-16 code units), JSON.stringify strings and integers. */
-function jcs(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(jcs).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const keys = Object.keys(value).sort();
-    return `{${keys.map((key) => `${JSON.stringify(key)}:${jcs((value as Record<string, unknown>)[key])}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
-const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
-
-interface SentDraft {
-  categories: { id: string; name: string; sortOrder: number }[];
-  purposes: { id: string; key: string; name: string; description: string; required: boolean; categoryId: string; sortOrder: number }[];
-  notice: Record<string, string>;
-}
-
-/** `{ purposes: [{key, name, description, required, category}] sorted by key, notice: {title, description} }`, category = its name. */
-function expectedConsentHash(draft: SentDraft): string {
-  const purposes = draft.purposes
-    .map((p) => ({
-      key: p.key,
-      name: p.name,
-      description: p.description,
-      required: p.required,
-      category: draft.categories.find((c) => c.id === p.categoryId)!.name,
-    }))
-    .sort((a, b) => (a.key < b.key ? -1 : 1));
-  return sha256(jcs({ purposes, notice: { title: draft.notice.title, description: draft.notice.description } }));
-}
+// --- Hashes: test/helpers/versions.ts recomputes them from decisions.md alone ---------------------
 
 /** `{ number, config }`, config in the documented order: purposes by sortOrder then key, categories by sortOrder then name. */
-function expectedConfig(draft: SentDraft) {
+function expectedConfig(draft: VersionConfig) {
   return {
     purposes: [...draft.purposes].sort((a, b) => a.sortOrder - b.sortOrder || (a.key < b.key ? -1 : 1)),
     categories: [...draft.categories].sort((a, b) => a.sortOrder - b.sortOrder || (a.name < b.name ? -1 : 1)),
@@ -520,10 +489,10 @@ describe('hashes', () => {
       ],
     });
     const version = await publish(server, t.admin, p);
-    expect(version.consentHash).toBe(expectedConsentHash(draft));
+    expect(version.consentHash).toBe(consentHashOf(draft));
     const config = expectedConfig(draft);
     expect(config.purposes.map((x) => x.key)).toEqual(['beta_2', 'alpha', 'zeta']);
-    expect(version.contentHash).toBe(sha256(jcs({ number: 1, config })));
+    expect(version.contentHash).toBe(contentHashOf(1, config));
 
     // The stored snapshot is that config, as the SDK route will serve it.
     const stored = await latestPublishedVersion(server.services.db.prisma, p);
@@ -569,7 +538,7 @@ describe('hashes', () => {
       previous = next;
     }
     const current = (await getConfiguration(t.admin, p)).draft;
-    expect(previous.consentHash).toBe(expectedConsentHash(current));
+    expect(previous.consentHash).toBe(consentHashOf(current));
   });
 
   it('a draft edit never reaches the published snapshot', async () => {

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { evidencePath, manyOperators, NOTICE, publish, putDraft, type Version } from './helpers/consent.js';
+import { evidencePath, NOTICE, publish, putDraft, type Version } from './helpers/consent.js';
 import { team } from './helpers/fixtures.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
@@ -16,7 +16,7 @@ let t: Awaited<ReturnType<typeof team>>;
 let version: Version;
 
 beforeAll(async () => {
-  server = await startTestServer(manyOperators);
+  server = await startTestServer();
   t = await team(server);
   await putDraft(server, t.admin, t.project.id, {
     categories: [

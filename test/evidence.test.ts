@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evidenceRoutes } from '../rest/routes/evidence.js';
-import { evidencePath, manyOperators, NOTICE, publish, putDraft, type Version } from './helpers/consent.js';
+import { evidencePath, NOTICE, publish, putDraft, type Version } from './helpers/consent.js';
 import { team, type Operator } from './helpers/fixtures.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
@@ -15,7 +15,7 @@ let v2: Version;
 const HOSTILE = `<script>alert("x")</script> & 'quotes'`;
 
 beforeAll(async () => {
-  server = await startTestServer(manyOperators);
+  server = await startTestServer();
   t = await team(server);
   await putDraft(server, t.admin, t.project.id);
   v1 = await publish(server, t.admin, t.project.id);

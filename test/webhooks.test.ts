@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Config } from '../src/config.js';
-import { runDue, webhookWorkerOf } from '../src/webhooks/worker.js';
-import { manyOperators } from './helpers/consent.js';
+import { retryDelayMs, runDue, webhookWorkerOf } from '../src/webhooks/worker.js';
 import { team } from './helpers/fixtures.js';
 import { createKey } from './helpers/sdk.js';
 import { startTestServer, type TestResponse, type TestServer } from './helpers/server.js';
@@ -11,7 +10,7 @@ import { startReceiver, verifySignature, type Receiver } from './helpers/webhook
 
 /** Several teams register per server: lift the per-IP register and login limits. */
 const start = (overrides: Partial<Config> = {}, options: { now?: () => Date } = {}) =>
-  startTestServer({ ...manyOperators, ...overrides }, options);
+  startTestServer(overrides, options);
 
 /** Checks a real response against what /api/openapi.json promises for that route and status. */
 async function documented(server: TestServer) {
@@ -469,5 +468,16 @@ describe('SSRF guard in production', () => {
     const test = await server.request('POST', webhookPath(t.project.id, '/test'), { token: t.admin.token });
     expect(test.body.delivery).toMatchObject({ status: 'failed', responseStatus: null, error: expect.stringContaining('not allowed') });
     expect(receiver.received).toHaveLength(0);
+  });
+});
+
+describe('retry schedule (decisions.md: min(2^(n-1) × base, 1 h) ± 20 %)', () => {
+  it('doubles from the base, caps at one hour, and jitters within ±20 %', () => {
+    const base = 5000;
+    for (const [retry, delay] of [[1, 5000], [2, 10_000], [3, 20_000], [10, 2_560_000], [11, 3_600_000], [40, 3_600_000]] as const) {
+      expect(retryDelayMs(retry, base, () => 0.5), `retry ${retry}`).toBe(delay);
+      expect(retryDelayMs(retry, base, () => 0)).toBe(Math.round(delay * 0.8));
+      expect(retryDelayMs(retry, base, () => 1)).toBe(Math.round(delay * 1.2));
+    }
   });
 });

@@ -1,8 +1,6 @@
 import { z } from 'zod';
 import { completeMockCheckout, mockCheckoutPage, type Page } from '../../src/billing/mock-checkout.js';
 import { receiveProviderWebhook } from '../../src/billing/webhooks.js';
-import { AppError } from '../../src/errors.js';
-import { errorResponse } from '../errors.js';
 import { route, type RestResponse } from '../route.js';
 import { ErrorBody, pick, sessionErrors, timestamp, validationError } from '../schemas.js';
 
@@ -127,14 +125,10 @@ export const billingRoutes = [
     summary: 'Payment-provider events (mock: X-Mock-Signature; stripe: Stripe-Signature)',
     auth: 'public',
     bodyLimit: 512 * 1024,
-    handle: async ({ services, params, rawBody, headers }) => {
-      try {
-        return { status: 200, body: await receiveProviderWebhook(services, params.provider!, rawBody, headers) };
-      } catch (error) {
-        if (error instanceof AppError) return errorResponse(error.code, error.message, { details: error.extensions.details });
-        throw error;
-      }
-    },
+    handle: async ({ services, params, rawBody, headers }) => ({
+      status: 200,
+      body: await receiveProviderWebhook(services, params.provider!, rawBody, headers),
+    }),
     responses: {
       200: { description: 'Received (a replayed event id is acknowledged and ignored)', schema: z.object({ received: z.literal(true) }) },
       400: { description: 'invalid_signature: missing, wrong or outside the 5-minute tolerance', schema: ErrorBody },

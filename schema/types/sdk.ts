@@ -1,5 +1,5 @@
 import { publishableKeyStatus } from '../../src/sdk/access.js';
-import type { PublishedVersion } from '../../src/sdk/cache.js';
+import type { PublishedVersion } from '../../src/consent/versions.js';
 import { sdkConfig, type SdkConfig } from '../../src/sdk/config.js';
 import { recordConsent, type ConsentAck } from '../../src/sdk/consent.js';
 import { getAllowedOrigins, updateAllowedOrigins, type AllowedOrigins } from '../../src/sdk/origins.js';

@@ -134,10 +134,12 @@ export async function cancelSubscription(services: Services, organizationId: str
     }
     await prisma.$transaction(async (tx) => {
       const { count } = await tx.subscription.updateMany({
-        where: { organizationId, cancelAtPeriodEnd: false },
+        // Only the subscription read above: a checkout completing meanwhile replaced it, and the
+        // provider was never told to cancel the new one.
+        where: { organizationId, cancelAtPeriodEnd: false, planId: current.planId, providerSubscriptionId: current.providerSubscriptionId },
         data: { cancelAtPeriodEnd: true, updatedAt: now },
       });
-      if (!count) return; // a parallel cancel won
+      if (!count) return; // a parallel cancel or checkout won
       const plan = findPlan(current.planId);
       const end = current.currentPeriodEnd ?? current.trialEndsAt;
       await notifyBillingChange(tx, organizationId, now, {

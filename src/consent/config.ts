@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
+import { sha256Hex } from '../auth/tokens.js';
 
 // The published configuration and its two hashes, exactly as decisions.md defines them.
 
@@ -52,7 +52,7 @@ export const EMPTY_NOTICE: NoticeView = Object.fromEntries(NOTICE_FIELDS.map((fi
 
 /** Lowercase hex SHA-256 of the RFC 8785 (JCS) canonical JSON of `value`. */
 export function canonicalHash(value: unknown): string {
-  return createHash('sha256').update(canonicalize(value)!, 'utf8').digest('hex');
+  return sha256Hex(canonicalize(value)!);
 }
 
 const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

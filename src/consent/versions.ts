@@ -4,6 +4,7 @@ import { conflict, validationFailed, type ValidationIssue } from '../errors.js';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { notifyMembers } from '../notifications/notify.js';
 import type { Services } from '../services.js';
+import { sdkCache } from '../sdk/cache.js';
 import { buildConfig, consentHash, contentHash, storedConfig, type ConsentConfig } from './config.js';
 import { readDraft, withProjectLock } from './draft.js';
 
@@ -39,7 +40,7 @@ export const evidencePath = (projectId: string, versionId: string) =>
  */
 export async function publishDraft(services: Services, projectId: string, publishedById: string): Promise<PublishedVersion> {
   try {
-    return await withProjectLock(services, projectId, async (tx) => {
+    const published = await withProjectLock(services, projectId, async (tx) => {
       const draft = await readDraft(tx, projectId);
       const issues: ValidationIssue[] = [];
       if (!draft.purposes.length) issues.push({ path: ['purposes'], message: 'Publishing needs at least one purpose' });
@@ -75,6 +76,9 @@ export async function publishDraft(services: Services, projectId: string, publis
       const { project: _project, ...published } = version;
       return { ...published, config };
     });
+    // Other instances hear of it through the database (see src/sdk/cache.ts); this one forgets at once.
+    sdkCache(services).invalidateProject(projectId);
+    return published;
   } catch (error) {
     if (isUniqueViolation(error)) throw conflict('Another publish took this version number; try again');
     throw error;

@@ -1,20 +1,10 @@
 import pg from 'pg';
 import { sha256Hex } from '../auth/tokens.js';
 import { storedConfig } from '../consent/config.js';
+import type { PublishedVersion } from '../consent/versions.js';
 import type { Services } from '../services.js';
 import type { Worker } from '../workers.js';
 import { OriginRules } from './origins.js';
-
-/** The latest published version of a project, as the config endpoint serves it. */
-export interface PublishedVersion {
-  id: string;
-  number: number;
-  publishedAt: Date;
-  contentHash: string;
-  consentHash: string;
-  /** Exactly the SDK config response's `config` object, as stored at publish. */
-  config: unknown;
-}
 
 /** What an SDK request needs to know about a project; replaced whole when anything in it changes. */
 export interface ProjectAccess {
@@ -233,7 +223,9 @@ export function startSdkCacheListener(services: Services): Worker {
   };
 
   const listenPostgres = async () => {
-    const client = new pg.Client({ connectionString: services.config.databaseUrl });
+    // TCP keep-alive: a connection that dies silently (NAT, firewall) ends after the probes fail,
+    // and the cache stops trusting itself instead of missing notifications for good.
+    const client = new pg.Client({ connectionString: services.config.databaseUrl, keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
     const lost = () => {
       cache.listening = false;
       if (!stopped) retry = setTimeout(() => void connect(), 1000);

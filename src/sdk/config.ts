@@ -1,6 +1,7 @@
 import type { Services } from '../services.js';
 import { authenticateSdk, authenticateSdkFromMemory } from './access.js';
-import type { ProjectAccess, PublishedVersion } from './cache.js';
+import type { PublishedVersion } from '../consent/versions.js';
+import type { ProjectAccess } from './cache.js';
 import { noPublishedVersion } from './errors.js';
 
 export interface SdkConfig {

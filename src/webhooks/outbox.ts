@@ -12,20 +12,6 @@ export interface ConsentUpdatedData {
   installationId: string;
 }
 
-/**
- * Writes a `consent.updated` event into the durable outbox, in the receipt's
- * own transaction, when the project has an enabled webhook. One statement: the
- * webhook check and the insert travel together, so the consent POST pays one
- * round trip. The delivery worker (src/webhooks) sends it.
- */
-export async function enqueueConsentUpdated(tx: Tx, eventId: string, createdAt: Date, data: ConsentUpdatedData): Promise<void> {
-  const payload = { id: eventId, type: 'consent.updated', createdAt: createdAt.toISOString(), data };
-  await tx.$executeRaw`
-    INSERT INTO webhook_events (id, project_id, type, payload, created_at, next_attempt_at)
-    SELECT ${eventId}, ${data.projectId}, 'consent.updated', ${JSON.stringify(payload)}::jsonb, ${createdAt}, ${createdAt}
-    FROM webhooks WHERE project_id = ${data.projectId} AND enabled`;
-}
-
 export interface ConsentUpdatedEvent {
   eventId: string;
   createdAt: Date;
@@ -33,10 +19,10 @@ export interface ConsentUpdatedEvent {
 }
 
 /**
- * The batch form of enqueueConsentUpdated, for a transaction that stores many
- * receipts at once (the receipt writer's group commit): one statement for the
- * whole batch instead of a round trip per receipt. Events of projects without
- * an enabled webhook are skipped by the same join.
+ * Writes `consent.updated` events into the durable outbox, in the receipts' own
+ * transaction (the receipt writer's group commit): one statement for the whole
+ * batch, and events of projects without an enabled webhook are skipped by the
+ * same join. The delivery worker (src/webhooks/worker.ts) sends them.
  */
 export async function enqueueConsentUpdatedBatch(tx: Tx, events: ConsentUpdatedEvent[]): Promise<void> {
   if (!events.length) return;

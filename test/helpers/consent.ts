@@ -7,10 +7,6 @@ export const consentPath = (projectId: string, rest = '') => `/api/platform/proj
 export const evidencePath = (projectId: string, rest = '') => `/api/platform/projects/${projectId}/evidence/publish${rest}`;
 
 /** Config overrides for files that register many operators (a fresh team per test). */
-export const manyOperators = {
-  rateLimits: { ...loadConfig().rateLimits, registerPerHour: 10_000, loginPerIp: 10_000 },
-};
-
 export const NOTICE = {
   title: 'We value your privacy',
   description: 'We use cookies to run the shop and, with your consent, to measure and advertise.',

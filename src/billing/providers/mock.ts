@@ -1,6 +1,7 @@
 import type { Config } from '../../config.js';
 import type { BillingProvider } from './index.js';
-import { headerValue, verifySignedEvent } from './signature.js';
+import { headerValue } from '../../http/headers.js';
+import { verifySignedEvent } from './signature.js';
 
 export const MOCK_SIGNATURE_HEADER = 'x-mock-signature';
 
@@ -19,6 +20,6 @@ export function mockProvider(config: Config): BillingProvider {
     // The mock keeps no subscription of its own: nothing renews, so there is nothing to stop.
     cancelAtPeriodEnd: async () => {},
     verifyEvent: (rawBody, headers, now) =>
-      verifySignedEvent(rawBody, headerValue(headers, MOCK_SIGNATURE_HEADER), config.billingWebhookSecret, now),
+      verifySignedEvent(rawBody, headerValue(headers[MOCK_SIGNATURE_HEADER]), config.billingWebhookSecret, now),
   };
 }

@@ -14,10 +14,6 @@ export interface ProviderEvent {
 
 export type Headers = Record<string, string | string[] | undefined>;
 
-export function headerValue(headers: Headers, name: string): string | undefined {
-  const value = headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
 
 export const invalidSignature = (message: string) => new AppError('invalid_signature', message);
 

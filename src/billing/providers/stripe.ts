@@ -1,7 +1,8 @@
 import Stripe from 'stripe';
 import type { Config } from '../../config.js';
 import type { BillingProvider } from './index.js';
-import { headerValue, verifySignedEvent } from './signature.js';
+import { headerValue } from '../../http/headers.js';
+import { verifySignedEvent } from './signature.js';
 
 /**
  * Stripe Checkout in subscription mode. STRIPE_SECRET_KEY calls the API;
@@ -43,6 +44,6 @@ export function stripeProvider(config: Config): BillingProvider {
       await api().subscriptions.update(providerSubscriptionId, { cancel_at_period_end: true });
     },
     verifyEvent: (rawBody, headers, now) =>
-      verifySignedEvent(rawBody, headerValue(headers, 'stripe-signature'), config.billingWebhookSecret, now),
+      verifySignedEvent(rawBody, headerValue(headers['stripe-signature']), config.billingWebhookSecret, now),
   };
 }
