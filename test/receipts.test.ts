@@ -1,3 +1,4 @@
+import { get as httpGet, type IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { team } from './helpers/fixtures.js';
 import { createKey } from './helpers/sdk.js';
@@ -197,6 +198,46 @@ describe('GET /receipts/export', () => {
     const res = await s.exportFile('?format=ndjson');
     const ids = res.text.trimEnd().split('\n').map((line) => JSON.parse(line).id);
     expect(ids).toEqual(values.map((i) => `bulk-${String(i).padStart(6, '0')}`));
+  });
+
+  it('answers HEAD with the headers alone', async () => {
+    const s = await setup();
+    await s.record();
+    const res = await fetch(`${server.url}/api/platform/projects/${s.project.id}/receipts/export?format=csv`, {
+      method: 'HEAD',
+      headers: { authorization: `Bearer ${s.viewer.token}` },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
+    expect(await res.text()).toBe('');
+  });
+
+  it('is finished, not cut off, when the service shuts down while a slow client reads it', async () => {
+    const own = await startTestServer();
+    const t = await team(own);
+    const version = await publishVersion(own, t.owner, t.project.id);
+    const key = await createKey(own, t.owner.token, t.project.id);
+    const rows = 30_000; // several MB of NDJSON: far more than the socket buffers hold
+    await own.services.db.query(
+      `INSERT INTO receipts (id, project_id, version_id, consent_hash, choices, installation_id, api_key_id, created_at)
+       SELECT 'slow-' || lpad(i::text, 6, '0'), $1, $2, $3, '{"analytics":true}', 'slow-installation', $4, now() - interval '1 hour'
+       FROM generate_series(1, $5::int) AS i`,
+      [t.project.id, version.id, version.consentHash, key.id, rows],
+    );
+    const response = await new Promise<IncomingMessage>((resolve, reject) =>
+      httpGet(`${own.url}/api/platform/projects/${t.project.id}/receipts/export?format=ndjson`, { headers: { authorization: `Bearer ${t.viewer.token}` } }, resolve).on('error', reject),
+    );
+    expect(response.statusCode).toBe(200);
+    response.pause(); // the client reads nothing for now: the export waits on backpressure
+    let closed = false;
+    const closing = own.close().then(() => (closed = true));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(closed).toBe(false);
+    const chunks: Buffer[] = [];
+    response.on('data', (chunk: Buffer) => chunks.push(chunk)).resume();
+    await new Promise((resolve, reject) => response.on('end', resolve).on('error', reject));
+    await closing;
+    expect(Buffer.concat(chunks).toString('utf8').trimEnd().split('\n')).toHaveLength(rows);
   });
 
   it('refuses an unknown format with 400', async () => {
