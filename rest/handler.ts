@@ -5,6 +5,7 @@ import { BodyTooLarge, isJsonContentType, readBody } from '../src/http/body.js';
 import { bearerToken, headerValue } from '../src/http/headers.js';
 import type { Services } from '../src/services.js';
 import { AppError } from '../src/errors.js';
+import { authenticateSdk } from '../src/sdk/access.js';
 import { errorResponse, fromGraphQLError } from './errors.js';
 import { authorizeRootFields, variableIssues } from './authorize.js';
 import { prepareOperations, type PreparedOperation } from './operations.js';
@@ -53,6 +54,19 @@ export class RestHandler {
 
     let rawBody: Buffer = Buffer.alloc(0);
     let body: unknown;
+    // An unreadable body is a 400, but on SDK routes only once the key and origin have passed:
+    // their 401/403 come first there too (the operation would check them before the body).
+    const refuseBody = async (message: string): Promise<RestResponse> => {
+      if (sdk) {
+        try {
+          await authenticateSdk(this.services, context.bearer, context.origin);
+        } catch (error) {
+          if (error instanceof AppError) return fromGraphQLError(error, { exposeInternal: false });
+          throw error;
+        }
+      }
+      return errorResponse(badBody, message);
+    };
     if (BODY_METHODS.has(exchange.req.method!)) {
       try {
         rawBody = await readBody(exchange.req, route.bodyLimit ?? OPERATOR_BODY_LIMIT);
@@ -62,18 +76,18 @@ export class RestHandler {
       }
       if (rawBody.length > 0 && route.requestBody) {
         if (!isJsonContentType(exchange.req.headers['content-type'])) {
-          return errorResponse(badBody, 'Content-Type must be application/json');
+          return refuseBody('Content-Type must be application/json');
         }
         try {
           body = JSON.parse(rawBody.toString('utf8'));
         } catch {
-          return errorResponse(badBody, 'Malformed JSON body');
+          return refuseBody('Malformed JSON body');
         }
         if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-          return errorResponse(badBody, 'Request body must be a JSON object');
+          return refuseBody('Request body must be a JSON object');
         }
       } else if (route.requestBody && !route.bodyOptional) {
-        return errorResponse(badBody, 'Request body must be a JSON object');
+        return refuseBody('Request body must be a JSON object');
       }
     }
 

@@ -149,6 +149,24 @@ describe('POST /api/sdk/v1/consent', () => {
     expect(revoked.body).toEqual({ error: expect.any(String), code: 'revoked_key' });
   });
 
+  it('checks the key and origin before the body, even an unreadable one (decisions.md: order of checks)', async () => {
+    const s = await setup();
+    const unreadable = [{ raw: '{"versionId":' }, { raw: '[]' }, { raw: '{}', headers: { 'content-type': 'text/plain' } }];
+    for (const body of unreadable) {
+      const unknown = await s.post(undefined, { ...body, token: `pk_live_${'C'.repeat(32)}` });
+      expect(unknown.status, body.raw).toBe(401);
+      expect(unknown.body).toEqual({ error: expect.any(String), code: 'invalid_key' });
+      const foreign = await s.post(undefined, { ...body, headers: { ...body.headers, origin: 'https://not-listed.example' } });
+      expect(foreign.status, body.raw).toBe(403);
+      expect(foreign.body.code).toBe('origin_not_allowed');
+      const allowed = await s.post(undefined, body);
+      expect(allowed.status, body.raw).toBe(400);
+      expect(allowed.body).toEqual({ error: expect.any(String), code: 'invalid_body' });
+    }
+    await server.request('DELETE', `/api/platform/projects/${s.project.id}/api-keys/${s.key.id}`, { token: s.owner.token });
+    expect((await s.post(undefined, { raw: '{' })).body.code).toBe('revoked_key');
+  });
+
   it('writes the consent.updated outbox event in the same transaction when a webhook is enabled', async () => {
     const s = await setup();
     const noWebhook = await s.post(s.valid);
