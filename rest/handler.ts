@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GraphQLSchema } from 'graphql';
 import { createContext } from '../src/context.js';
-import { BodyTooLarge, isJsonContentType, readBody } from '../src/http/body.js';
+import { BodyTooLarge, isJsonContentType, OPERATOR_BODY_LIMIT, readBody } from '../src/http/body.js';
 import { bearerToken, headerValue } from '../src/http/headers.js';
 import type { Services } from '../src/services.js';
 import { AppError } from '../src/errors.js';
@@ -11,7 +11,6 @@ import { authorizeRootFields, variableIssues } from './authorize.js';
 import { prepareOperations, type PreparedOperation } from './operations.js';
 import type { RestRequest, RestResponse, RouteDef } from './route.js';
 
-const OPERATOR_BODY_LIMIT = 64 * 1024;
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
 export interface Exchange {

@@ -6,13 +6,12 @@ import { buildOpenApi } from '../rest/openapi.js';
 import type { RestResponse, RouteDef } from '../rest/route.js';
 import { Router } from '../rest/router.js';
 import { createGraphqlServer } from './graphql.js';
-import { BodyTooLarge, readBody } from './http/body.js';
+import { BodyTooLarge, OPERATOR_BODY_LIMIT, readBody } from './http/body.js';
 import { InFlight } from './http/in-flight.js';
 import { requestIdFrom } from './http/request-id.js';
 import type { Services } from './services.js';
 
 const SDK_PREFIX = '/api/sdk/';
-const OPERATOR_BODY_LIMIT = 64 * 1024;
 const SDK_CORS_HEADERS = 'Authorization, Content-Type, If-None-Match';
 const SDK_EXPOSED_HEADERS = 'ETag, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, x-request-id';
 
@@ -21,11 +20,13 @@ const SDK_EXPOSED_HEADERS = 'ETag, Retry-After, X-RateLimit-Limit, X-RateLimit-R
  * yoga and everything else to the REST route table, with request ids, CORS for
  * the SDK and one JSON log line per request.
  */
-export function createApp(services: Services, schema: GraphQLSchema, routes: RouteDef[]) {
+export function createApp(services: Services, schema: GraphQLSchema, documented: RouteDef[]) {
+  const openApi = JSON.stringify(buildOpenApi(documented, services.config.version));
+  // The document is a route like the others (so a wrong method gets 405 with Allow), not in itself.
+  const routes = [...documented, openApiRoute(openApi)];
   const rest = new RestHandler(services, schema, routes);
   const router = new Router(routes);
   const yoga = createGraphqlServer(services, schema);
-  const openApi = JSON.stringify(buildOpenApi(routes, services.config.version));
   const inFlight = new InFlight();
 
   const fromMemory = memoryAnswers(routes);
@@ -133,9 +134,6 @@ export function createApp(services: Services, schema: GraphQLSchema, routes: Rou
       await yoga(req, res, { requestId, ip });
       return;
     }
-    if (url.pathname === '/api/openapi.json' && (req.method === 'GET' || req.method === 'HEAD')) {
-      return send(req, res, { status: 200, body: openApi, headers: { 'Content-Type': 'application/json' } });
-    }
 
     const match = router.match(req.method ?? 'GET', url.pathname);
     if (match.kind === 'not_found') return send(req, res, errorResponse('not_found', 'Not found'), sdk);
@@ -153,6 +151,17 @@ export function createApp(services: Services, schema: GraphQLSchema, routes: Rou
     rest,
     /** Resolves when every request that has started has been answered. */
     drain: () => inFlight.drained(),
+  };
+}
+
+function openApiRoute(document: string): RouteDef {
+  return {
+    method: 'GET',
+    path: '/api/openapi.json',
+    summary: 'This OpenAPI 3.1 document',
+    auth: 'public',
+    handle: () => ({ status: 200, body: document, headers: { 'Content-Type': 'application/json' } }),
+    responses: { 200: { description: 'OpenAPI 3.1' } },
   };
 }
 

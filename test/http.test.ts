@@ -95,6 +95,9 @@ describe('routing', () => {
     expect(login.status).toBe(405);
     expect(login.headers.get('allow')).toBe('POST');
     expect(login.body).toEqual({ error: expect.any(String), code: 'method_not_allowed' });
+    const document = await server.request('POST', '/api/openapi.json', { body: {} });
+    expect(document.status).toBe(405);
+    expect(document.headers.get('allow')).toBe('GET, HEAD');
     const projects = await server.request('DELETE', '/api/platform/orgs/some-org/projects');
     expect(projects.status).toBe(405);
     expect(projects.headers.get('allow')!.split(', ').sort()).toEqual(['GET', 'HEAD', 'POST']);

@@ -1,5 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 
+/** decisions.md: operator request bodies over 64 KiB are refused with 413. */
+export const OPERATOR_BODY_LIMIT = 64 * 1024;
+
 export class BodyTooLarge extends Error {}
 
 /** Reads the whole body, refusing (without buffering it) anything over `limit` bytes. */
