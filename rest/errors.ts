@@ -1,4 +1,5 @@
 import type { GraphQLError } from 'graphql';
+import { isDatabaseUnavailable, RETRY_AFTER_SECONDS, UNAVAILABLE_MESSAGE } from '../src/db/unavailable.js';
 import type { RateLimitInfo } from '../src/errors.js';
 import type { RestResponse } from './route.js';
 
@@ -24,6 +25,7 @@ export const STATUS_BY_CODE: Record<string, number> = {
   payload_too_large: 413,
   rate_limited: 429,
   internal: 500,
+  service_unavailable: 503,
 };
 
 export function errorResponse(
@@ -33,7 +35,9 @@ export function errorResponse(
 ): RestResponse {
   const body: Record<string, unknown> = { error: message, code };
   if (extra.details !== undefined) body.details = extra.details;
-  return { status: STATUS_BY_CODE[code] ?? 500, body, headers: extra.headers };
+  // Database unavailable (extensions.md section 1): every 503 tells the caller when to come back.
+  const headers = code === 'service_unavailable' ? { ...extra.headers, 'Retry-After': String(RETRY_AFTER_SECONDS) } : extra.headers;
+  return { status: STATUS_BY_CODE[code] ?? 500, body, headers };
 }
 
 export function rateLimitHeaders(info: RateLimitInfo): Record<string, string> {
@@ -61,6 +65,7 @@ export function fromGraphQLError(error: GraphQLError, options: { exposeInternal:
       details: [{ path: coercionPath(error.message), message: error.message.replace(/^Variable "\$\w+" got invalid value [^;]*; /, '') }],
     });
   }
+  if (isDatabaseUnavailable(error.originalError)) return errorResponse('service_unavailable', UNAVAILABLE_MESSAGE);
   return errorResponse('internal', options.exposeInternal ? error.message : 'Internal server error');
 }
 

@@ -6,6 +6,7 @@ import { bearerToken, headerValue } from '../src/http/headers.js';
 import type { Services } from '../src/services.js';
 import { AppError } from '../src/errors.js';
 import { authenticateSdk } from '../src/sdk/access.js';
+import { outageMonitor } from '../src/db/unavailable.js';
 import { errorResponse, fromGraphQLError } from './errors.js';
 import { authorizeRootFields, variableIssues } from './authorize.js';
 import { prepareOperations, type PreparedOperation } from './operations.js';
@@ -121,7 +122,9 @@ export class RestHandler {
     }
     if (result.errors?.length) {
       const response = fromGraphQLError(result.errors[0]!, { exposeInternal: !this.services.config.production });
-      if (response.status >= 500) {
+      // An outage is logged once by its monitor, not once per refused request.
+      if (response.status === 503) outageMonitor(this.services).report(result.errors[0]!.originalError);
+      else if (response.status >= 500) {
         this.services.logger.error({ reqId: exchange.requestId, err: result.errors[0] }, 'operation failed');
       }
       return response;

@@ -5,6 +5,7 @@ import { RestHandler } from '../rest/handler.js';
 import { buildOpenApi } from '../rest/openapi.js';
 import type { RestResponse, RouteDef } from '../rest/route.js';
 import { Router } from '../rest/router.js';
+import { outageMonitor, UNAVAILABLE_MESSAGE } from './db/unavailable.js';
 import { createGraphqlServer } from './graphql.js';
 import { BodyTooLarge, OPERATOR_BODY_LIMIT, readBody } from './http/body.js';
 import { InFlight } from './http/in-flight.js';
@@ -40,10 +41,7 @@ export function createApp(services: Services, schema: GraphQLSchema, documented:
     if (cached) {
       cached.then(
         (response) => answerFromMemory(req, res, requestId, started, response),
-        (error: unknown) => {
-          services.logger.error({ reqId: requestId, err: error }, 'unhandled error');
-          answerFromMemory(req, res, requestId, started, errorResponse('internal', 'Internal server error'));
-        },
+        (error: unknown) => answerFromMemory(req, res, requestId, started, unexpected(error, requestId)),
       );
       return;
     }
@@ -58,12 +56,19 @@ export function createApp(services: Services, schema: GraphQLSchema, documented:
     });
     handle(req, res, requestId)
       .catch((error) => {
-        services.logger.error({ reqId: requestId, err: error }, 'unhandled error');
-        if (!res.headersSent) send(req, res, errorResponse('internal', 'Internal server error'));
+        const response = unexpected(error, requestId);
+        if (!res.headersSent) send(req, res, response);
         else res.destroy();
       })
       .finally(finished);
   };
+
+  /** An error nothing else handled: 503 when the database is unavailable (logged once per outage), else 500, logged. */
+  function unexpected(error: unknown, requestId: string): RestResponse {
+    if (outageMonitor(services).report(error)) return errorResponse('service_unavailable', UNAVAILABLE_MESSAGE);
+    services.logger.error({ reqId: requestId, err: error }, 'unhandled error');
+    return errorResponse('internal', 'Internal server error');
+  }
 
   /** A from-memory answer, if the route has one for this request; a synchronous throw falls back to the full path. */
   function tryFromMemory(req: IncomingMessage, requestId: string): Promise<RestResponse> | undefined {

@@ -27,6 +27,9 @@ const envSchema = z.object({
   RATE_LIMIT_SDK_CONSENT_PER_MINUTE: z.coerce.number().int().positive().default(120),
   // Trust X-Forwarded-For only when a proxy we control sets it.
   TRUST_PROXY: z.enum(['true', 'false']).default('false'),
+  // Database unavailable (extensions.md section 1): the longest wait for a connection, and the receipts that may wait.
+  DATABASE_WAIT_MS: z.coerce.number().int().positive().default(2000),
+  RECEIPT_QUEUE_LIMIT: z.coerce.number().int().positive().default(2000),
 });
 
 export type Config = ReturnType<typeof loadConfig>;
@@ -66,6 +69,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: parsed.LOG_LEVEL,
     introspection: parsed.GRAPHQL_INTROSPECTION ? parsed.GRAPHQL_INTROSPECTION === 'true' : !production,
     trustProxy: parsed.TRUST_PROXY === 'true',
+    databaseWaitMs: parsed.DATABASE_WAIT_MS,
+    receiptQueueLimit: parsed.RECEIPT_QUEUE_LIMIT,
     version: packageVersion,
     rateLimits: {
       registerPerHour: parsed.RATE_LIMIT_REGISTER_PER_HOUR,

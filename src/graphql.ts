@@ -1,7 +1,8 @@
 import { costLimitPlugin } from '@escape.tech/graphql-armor-cost-limit';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
-import { NoSchemaIntrospectionCustomRule, type GraphQLSchema } from 'graphql';
-import { createYoga, type Plugin } from 'graphql-yoga';
+import { GraphQLError, NoSchemaIntrospectionCustomRule, type GraphQLSchema } from 'graphql';
+import { createYoga, maskError, type Plugin, type YogaServerOptions } from 'graphql-yoga';
+import { outageMonitor, RETRY_AFTER_SECONDS, UNAVAILABLE_MESSAGE } from './db/unavailable.js';
 import { bearerToken } from './http/headers.js';
 import { createContext } from './context.js';
 import type { Services } from './services.js';
@@ -17,6 +18,7 @@ export function createGraphqlServer(services: Services, schema: GraphQLSchema) {
     // Abusive queries get a GraphQL error at validation, before any resolver runs.
     maxDepthPlugin({ n: 8, flattenFragments: true }) as Plugin,
     costLimitPlugin({ maxCost: 5000 }) as Plugin,
+    databaseUnavailable(),
   ];
   if (!services.config.introspection) {
     plugins.push({ onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule) });
@@ -27,9 +29,35 @@ export function createGraphqlServer(services: Services, schema: GraphQLSchema) {
     graphiql: !services.config.production,
     landingPage: false,
     logging: false,
-    maskedErrors: { isDev: !services.config.production },
+    maskedErrors: { isDev: !services.config.production, maskError: maskUnavailable(services) },
     plugins,
     context: ({ request, requestId, ip }) =>
       createContext(services, { requestId, ip, bearer: bearerToken(request.headers.get('authorization') ?? undefined) }),
   });
+}
+
+type MaskError = NonNullable<Exclude<YogaServerOptions<object, object>['maskedErrors'], boolean | undefined>['maskError']>;
+
+/** Database unavailability (a resolver's or the context's) becomes `service_unavailable`, not an unexpected error. */
+function maskUnavailable(services: Services): MaskError {
+  return (error, message, isDev) => {
+    if (!outageMonitor(services).report(error)) return maskError(error, message, isDev);
+    const at = error instanceof GraphQLError ? { nodes: error.nodes, path: error.path } : {};
+    return new GraphQLError(UNAVAILABLE_MESSAGE, { ...at, extensions: { code: 'service_unavailable' } });
+  };
+}
+
+/**
+ * A result whose only errors are `service_unavailable` is answered 503 with Retry-After, like REST;
+ * with any other error next to them it keeps GraphQL's usual status and the code stays in `extensions`.
+ */
+function databaseUnavailable(): Plugin {
+  return {
+    onResultProcess({ result, setResult }) {
+      if (Array.isArray(result) || !('errors' in result) || !result.errors?.length) return;
+      if (!result.errors.every((error) => error.extensions?.code === 'service_unavailable')) return;
+      const http = { status: 503, headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) } };
+      setResult({ ...result, extensions: { ...result.extensions, http } });
+    },
+  };
 }

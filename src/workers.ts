@@ -1,4 +1,5 @@
 import { billingScheduleWorker } from './billing/schedule.js';
+import { outageMonitor } from './db/unavailable.js';
 import { startSdkCacheListener } from './sdk/cache.js';
 import type { Services } from './services.js';
 import { startWebhookWorker } from './webhooks/worker.js';
@@ -13,6 +14,7 @@ export interface Worker {
 /** Starts every background worker; domains add theirs here. */
 export function startWorkers(services: Services): Worker[] {
   return [
+    outageMonitor(services),
     billingScheduleWorker(services),
     startSdkCacheListener(services),
     startWebhookWorker(services),

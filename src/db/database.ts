@@ -25,13 +25,15 @@ export interface Connection {
   exec(sql: string): Promise<void>;
 }
 
-export async function openDatabase(options: { databaseUrl?: string; dataDir: string }): Promise<Database> {
-  return options.databaseUrl ? openPostgres(options.databaseUrl) : openPglite(options.dataDir);
+export async function openDatabase(options: { databaseUrl?: string; dataDir: string; databaseWaitMs?: number }): Promise<Database> {
+  return options.databaseUrl ? openPostgres(options.databaseUrl, options.databaseWaitMs ?? 2000) : openPglite(options.dataDir);
 }
 
-function openPostgres(url: string): Database {
+function openPostgres(url: string, waitMs: number): Database {
   // Many short queries from many requests: a pool sized for a 2-core box with headroom.
-  const pool = new pg.Pool({ connectionString: url, max: Number(process.env.DATABASE_POOL_SIZE ?? 20) });
+  // A wait for a connection (a free one, or a new one being opened) ends after DATABASE_WAIT_MS
+  // with an error that src/db/unavailable.ts turns into 503, instead of queueing without end.
+  const pool = new pg.Pool({ connectionString: url, max: Number(process.env.DATABASE_POOL_SIZE ?? 20), connectionTimeoutMillis: waitMs });
   pool.on('error', () => {}); // idle-client errors surface on the next query; /api/ready reports them
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return {

@@ -1,5 +1,6 @@
 import { uuidv7 } from 'uuidv7';
 import type { Prisma } from '../generated/prisma/client.js';
+import { isDatabaseUnavailable, serviceUnavailable } from '../db/unavailable.js';
 import { notifyMembers } from '../notifications/notify.js';
 import type { Services } from '../services.js';
 import { enqueueConsentUpdatedBatch } from '../webhooks/outbox.js';
@@ -26,6 +27,7 @@ interface Pending {
   receipt: NewReceipt;
   done: () => void;
   failed: (error: unknown) => void;
+  queuedAt: number;
 }
 
 const MAX_BATCH = 256;
@@ -39,19 +41,47 @@ const MAX_FLUSHES = 4;
  * at once, so nobody waits for company.
  * Each transaction stores its receipts, their `consent.updated` outbox events
  * and, for a project's first receipt ever, the go-live notification.
+ * The wait is bounded (extensions.md "Database unavailable"): at most
+ * RECEIPT_QUEUE_LIMIT receipts wait for a transaction, none longer than
+ * DATABASE_WAIT_MS; the rest are refused with 503 `service_unavailable` before
+ * anything is written, so a slow database costs neither unbounded latency nor memory.
  */
 export class ReceiptWriter {
   private queue: Pending[] = [];
   private flushing = 0;
   private scheduled = false;
+  private expiry: NodeJS.Timeout | undefined;
+  /** Receipts refused in the current overload, or null when none is going on (logged once each way). */
+  private shed: number | null = null;
 
   constructor(private readonly services: Services) {}
 
   write(receipt: NewReceipt): Promise<void> {
+    if (this.queue.length >= this.services.config.receiptQueueLimit) {
+      if (this.shed === null) this.services.logger.warn({ limit: this.services.config.receiptQueueLimit }, 'receipt queue full: refusing receipts');
+      this.shed = (this.shed ?? 0) + 1;
+      return Promise.reject(serviceUnavailable('Too many receipts are waiting for the database; try again shortly'));
+    }
     return new Promise((done, failed) => {
-      this.queue.push({ receipt, done, failed });
+      this.queue.push({ receipt, done, failed, queuedAt: performance.now() });
       this.schedule();
+      this.expireLater();
     });
+  }
+
+  /** Refuses receipts that waited DATABASE_WAIT_MS without a transaction (none of them was written). */
+  private expireLater(): void {
+    if (this.expiry || !this.queue.length) return;
+    const waitMs = this.services.config.databaseWaitMs;
+    this.expiry = setTimeout(() => {
+      this.expiry = undefined;
+      const now = performance.now();
+      let stale = 0;
+      while (stale < this.queue.length && now - this.queue[stale]!.queuedAt >= waitMs) stale++;
+      for (const p of this.queue.splice(0, stale)) p.failed(serviceUnavailable());
+      this.expireLater();
+    }, Math.max(1, waitMs - (performance.now() - this.queue[0]!.queuedAt)));
+    this.expiry.unref();
   }
 
   private schedule(): void {
@@ -70,11 +100,16 @@ export class ReceiptWriter {
       await this.store(batch.map((p) => p.receipt));
       for (const p of batch) p.done();
     } catch (error) {
-      if (batch.length === 1) batch[0]!.failed(error);
+      // An outage fails the whole batch at once (one by one, each would wait for the database again).
+      if (batch.length === 1 || isDatabaseUnavailable(error)) for (const p of batch) p.failed(error);
       // One bad receipt must not fail its neighbours: retry them one by one.
       else await Promise.all(batch.map((p) => this.store([p.receipt]).then(p.done, p.failed)));
     } finally {
       this.flushing--;
+      if (this.shed !== null && this.queue.length <= this.services.config.receiptQueueLimit / 2) {
+        this.services.logger.info({ refused: this.shed }, 'receipt queue accepting again');
+        this.shed = null;
+      }
       this.schedule();
     }
   }
