@@ -1,4 +1,5 @@
 import { uuidv7 } from 'uuidv7';
+import { outageMonitor } from '../db/unavailable.js';
 import { notifyMembers } from '../notifications/notify.js';
 import type { Services } from '../services.js';
 import type { Worker } from '../workers.js';
@@ -186,29 +187,63 @@ function recordStreakChange(services: Services, attempt: Attempt): Promise<Outco
  * each other, or while a write runs, go in one statement, so a busy worker
  * writes a few statements per second instead of one per delivery (PGlite runs
  * SQL on the event loop, so every statement saved goes back to HTTP).
+ *
+ * Through a database outage the log keeps the attempts it could not write and
+ * writes them as soon as the database is back (the worker claims nothing
+ * before that): a 2xx the receiver gave while the database was down is
+ * recorded, not forgotten and resent. What remains at-least-once: the process
+ * ending (or the outage outlasting the lease, when another instance re-claims
+ * the event first) before the record is written (docs/webhooks.md).
  */
 class AttemptLog {
   private queue: { attempt: Attempt; done: (outcome: Outcome) => void; fail: (error: unknown) => void }[] = [];
-  private writing = false;
+  private writing: Promise<void> | undefined;
+  private stopped = false;
+  private stopping!: () => void;
+  private readonly stopSignal = new Promise<void>((resolve) => (this.stopping = resolve));
 
   constructor(private readonly services: Services) {}
 
   record(attempt: Attempt): Promise<Outcome> {
-    if (changesStreak(attempt)) return recordStreakChange(this.services, attempt);
+    if (changesStreak(attempt)) return this.throughOutages(() => recordStreakChange(this.services, attempt));
     return new Promise((done, fail) => {
       this.queue.push({ attempt, done, fail });
-      if (!this.writing) void this.write();
+      this.writing ??= this.write().finally(() => (this.writing = undefined));
     });
   }
 
+  /** Resolves once every attempt handed to the log so far has been written (or given up on). */
+  async written(): Promise<void> {
+    while (this.writing) await this.writing;
+  }
+
+  /** Stops waiting for the database: attempts still unwritten fail (the lease brings them back). */
+  stop(): void {
+    this.stopped = true;
+    this.stopping();
+  }
+
+  /** Runs a write, and again after each outage it meets, until it succeeds or the log stops. */
+  private async throughOutages<T>(write: () => Promise<T>): Promise<T> {
+    for (;;) {
+      try {
+        return await write();
+      } catch (error) {
+        if (this.stopped || !outageMonitor(this.services).report(error)) throw error;
+        await Promise.race([outageMonitor(this.services).whenAvailable(), this.stopSignal]);
+      }
+    }
+  }
+
   private async write(): Promise<void> {
-    this.writing = true;
     // A few milliseconds of gathering turn a stream of single attempts into one statement per batch.
     await new Promise((resolve) => setTimeout(resolve, GATHER_MS));
     while (this.queue.length) {
       const batch = this.queue.splice(0, 500);
       try {
-        const rows = await this.services.db.query<{ eventId: string }>(RECORD_SQL, [recordParameter(batch.map((b) => b.attempt))]);
+        const rows = await this.throughOutages(() =>
+          this.services.db.query<{ eventId: string }>(RECORD_SQL, [recordParameter(batch.map((b) => b.attempt))]),
+        );
         const recorded = new Set(rows.map((row) => row.eventId));
         for (const { attempt, done } of batch) {
           done(recorded.has(attempt.event.id) ? attempt.outcome : leaseLost(this.services, attempt.event));
@@ -217,7 +252,6 @@ class AttemptLog {
         for (const { fail } of batch) fail(error);
       }
     }
-    this.writing = false;
   }
 }
 
@@ -313,6 +347,7 @@ export class WebhookWorker implements Worker {
   /** Stops claiming, then waits for in-flight deliveries (each bounded by the timeout) to be recorded. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.log.stop();
     clearTimeout(this.timer);
     running.delete(this);
     if (byServices.get(this.services) === this) byServices.delete(this.services);
@@ -337,6 +372,11 @@ export class WebhookWorker implements Worker {
 
   private async claimWhileRoom(): Promise<void> {
     try {
+      // Through an outage: claim nothing (no event spends an attempt), and once the database is
+      // back write the attempts that finished meanwhile before claiming, so none is sent twice.
+      await outageMonitor(this.services).whenAvailable();
+      await this.log.written();
+      if (this.stopped) return;
       do {
         this.again = false;
         const room = Math.min(this.options.concurrency - this.inFlight.size, this.options.batchSize);
@@ -351,8 +391,9 @@ export class WebhookWorker implements Worker {
       } while (this.again && !this.stopped);
     } catch (error) {
       this.again = false;
-      // The database may be briefly unavailable; the next poll tries again and leases expire on their own.
-      this.services.logger.error({ err: error }, 'webhook worker: claiming failed');
+      // An outage is logged once by the monitor, and the next pump waits for its end; leases expire on their own.
+      if (outageMonitor(this.services).report(error)) this.again = !this.stopped;
+      else this.services.logger.error({ err: error }, 'webhook worker: claiming failed');
     }
   }
 

@@ -84,7 +84,7 @@ export async function startTestServer(
   };
 }
 
-async function dropDatabase(url: string): Promise<void> {
+export async function dropDatabase(url: string): Promise<void> {
   const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
   try {
     await admin.connect();
