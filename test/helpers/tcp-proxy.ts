@@ -14,6 +14,8 @@ export interface TcpProxy {
   delay(ms: number): void;
   /** Connections currently forwarded. */
   readonly open: number;
+  /** False between refuse() and restore(). */
+  readonly listening: boolean;
   close(): Promise<void>;
 }
 
@@ -35,7 +37,7 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
       if (!delayMs) return void (to.writable && to.write(chunk));
       const at = Math.max(Date.now() + delayMs, last);
       last = at;
-      setTimeout(() => to.writable && to.write(chunk), at - Date.now());
+      setTimeout(() => to.writable && to.write(chunk), at - Date.now()).unref();
     });
   };
 
@@ -76,6 +78,9 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     },
     get open() {
       return pairs.size;
+    },
+    get listening() {
+      return server.listening;
     },
     url(target) {
       const url = new URL(target);
