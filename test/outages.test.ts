@@ -123,6 +123,7 @@ describe.runIf(onPostgres)('PostgreSQL cut through a TCP proxy', () => {
     if (databaseUrl) await dropDatabase(databaseUrl);
   });
 
+  // Before the fix the outage answered 500 internal (the wait for 20 refusals timed out).
   it('under load: 503 with Retry-After (never 500) while cut, recovery without a restart, every 201 stored', async () => {
     const { server, log } = await start();
     const p = await sdkProject(server);
