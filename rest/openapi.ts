@@ -37,7 +37,7 @@ export function buildOpenApi(routes: RouteDef[], version: string) {
         schema: render(schema as z.ZodType),
       })),
     ];
-    const responses = Object.fromEntries(
+    const responses: Record<string, unknown> = Object.fromEntries(
       Object.entries(route.responses).map(([status, response]) => [
         status,
         {
@@ -46,6 +46,16 @@ export function buildOpenApi(routes: RouteDef[], version: string) {
         },
       ]),
     );
+    // Every route may meet a database outage (extensions.md "Database unavailable"); the probes say their own 503.
+    responses['503'] ??= {
+      description: 'service_unavailable: the database is unavailable or overloaded; retry after Retry-After seconds',
+      headers: { 'Retry-After': { schema: { type: 'integer' } } },
+      content: {
+        'application/json': {
+          schema: { type: 'object', properties: { error: { type: 'string' }, code: { const: 'service_unavailable' } }, required: ['error', 'code'] },
+        },
+      },
+    };
     (paths[path] ??= {})[route.method.toLowerCase()] = {
       summary: route.summary,
       ...(route.operation && { 'x-graphql-operation': route.operation }),
