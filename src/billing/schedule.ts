@@ -1,3 +1,4 @@
+import { outageMonitor } from '../db/unavailable.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { notifyMembers } from '../notifications/notify.js';
 import type { Services } from '../services.js';
@@ -106,7 +107,7 @@ export function billingScheduleWorker(services: Services): Worker {
   let running: Promise<unknown> | undefined;
   const timer = setInterval(() => {
     running ??= runBillingSchedule(services)
-      .catch((error) => services.logger.error({ err: error }, 'billing schedule failed'))
+      .catch((error) => outageMonitor(services).report(error) || services.logger.error({ err: error }, 'billing schedule failed'))
       .finally(() => (running = undefined));
   }, TICK_MS);
   timer.unref();

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { sha256Hex } from '../auth/tokens.js';
 import { storedConfig } from '../consent/config.js';
 import type { PublishedVersion } from '../consent/versions.js';
+import { outageMonitor } from '../db/unavailable.js';
 import type { Services } from '../services.js';
 import type { Worker } from '../workers.js';
 import { OriginRules } from './origins.js';
@@ -231,7 +232,8 @@ export function startSdkCacheListener(services: Services): Worker {
       if (!stopped) retry = setTimeout(() => void connect(), 1000);
     };
     client.on('notification', (message) => message.payload && cache.invalidateProject(message.payload));
-    client.on('error', (error) => log.warn({ err: error }, 'sdk cache listener error'));
+    // An outage is logged once by its monitor (src/db/unavailable.ts), not by every reconnection attempt.
+    client.on('error', (error) => outageMonitor(services).report(error) || log.warn({ err: error }, 'sdk cache listener error'));
     client.on('end', lost);
     stop = async () => {
       cache.listening = false;
@@ -241,7 +243,7 @@ export function startSdkCacheListener(services: Services): Worker {
       await client.connect();
       await client.query(`LISTEN ${CACHE_CHANNEL}`);
     } catch (error) {
-      log.warn({ err: error }, 'sdk cache listener could not connect; reading projects uncached');
+      if (!outageMonitor(services).report(error)) log.warn({ err: error }, 'sdk cache listener could not connect; reading projects uncached');
       client.removeListener('end', lost);
       await client.end().catch(() => {});
       if (!stopped) retry = setTimeout(() => void connect(), 1000);
