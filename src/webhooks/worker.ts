@@ -198,6 +198,8 @@ function recordStreakChange(services: Services, attempt: Attempt): Promise<Outco
 class AttemptLog {
   private queue: { attempt: Attempt; done: (outcome: Outcome) => void; fail: (error: unknown) => void }[] = [];
   private writing: Promise<void> | undefined;
+  /** A write met an outage: attempts wait in memory for the database. */
+  private held = false;
   private stopped = false;
   private stopping!: () => void;
   private readonly stopSignal = new Promise<void>((resolve) => (this.stopping = resolve));
@@ -208,13 +210,16 @@ class AttemptLog {
     if (changesStreak(attempt)) return this.throughOutages(() => recordStreakChange(this.services, attempt));
     return new Promise((done, fail) => {
       this.queue.push({ attempt, done, fail });
-      this.writing ??= this.write().finally(() => (this.writing = undefined));
+      this.writing ??= this.write().finally(() => {
+        this.writing = undefined;
+        this.held = false;
+      });
     });
   }
 
-  /** Resolves once every attempt handed to the log so far has been written (or given up on). */
+  /** After an outage: resolves once the attempts it held have been written (or given up on); at once otherwise. */
   async written(): Promise<void> {
-    while (this.writing) await this.writing;
+    while (this.held && this.writing) await this.writing;
   }
 
   /** Stops waiting for the database: attempts still unwritten fail (the lease brings them back). */
@@ -230,6 +235,7 @@ class AttemptLog {
         return await write();
       } catch (error) {
         if (this.stopped || !outageMonitor(this.services).report(error)) throw error;
+        this.held = true;
         await Promise.race([outageMonitor(this.services).whenAvailable(), this.stopSignal]);
       }
     }
