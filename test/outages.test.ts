@@ -187,7 +187,8 @@ describe.runIf(onPostgres)('PostgreSQL cut through a TCP proxy', () => {
   });
 
   it('a pool wait over DATABASE_WAIT_MS answers 503, not an endless wait', async () => {
-    const { server } = await start({ databaseWaitMs: 200 });
+    // 1 s, not less: set-up opens connections too, on a loaded machine.
+    const { server } = await start({ databaseWaitMs: 1000 });
     const p = await sdkProject(server);
     proxy.cut();
     // Connections are accepted by the proxy but never answered: only the wait bound ends the request.
