@@ -700,5 +700,5 @@ describe.runIf(onPostgres)('on PostgreSQL', () => {
     } finally {
       await other.close();
     }
-  });
+  }, 180_000); // rounds on a loaded machine
 });

@@ -218,7 +218,7 @@ describe('a service process killed between commit and answer', () => {
     cleanups.push(() => check.end().catch(() => {}));
     const stored = await check.query<{ id: string }>('SELECT id FROM receipts WHERE id = ANY($1::text[])', [answered]);
     expect(stored.rows.map((r) => r.id).sort()).toEqual([...answered].sort());
-  });
+  }, 180_000); // two service start-ups on a loaded machine
 });
 
 /** sdkProject for a service in another process (no in-process database handle: no webhook row). */

@@ -215,7 +215,7 @@ describe('POST /api/platform/orgs/:orgId/projects', () => {
       expect(statuses.filter((s) => s === 403)).toHaveLength(13);
       expect(await rowCount('projects', 'organization_id = $1', [org.id])).toBe(3);
     }
-  });
+  }, 180_000); // rounds on a loaded machine
 
   it('parallel creates with the same name all get distinct slugs', async () => {
     const owner = await operator(server, 'SameName');
