@@ -3,7 +3,8 @@
 // enabled with deliveries running in the same process (as in production), alternating in one run.
 //   npx tsx bench/webhooks-consent.ts                 (embedded database)
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/webhooks-consent.ts
-// CONCURRENCY (default 64), DURATION_MS (5000), ROUNDS (2). The receiver answers 200 at once.
+// CONCURRENCY (default 64), DURATION_MS (5000), ROUNDS (3, each running the three cases in rotated order).
+// The receiver answers 200 at once.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { putWebhook } from '../src/webhooks/service.js';
@@ -13,7 +14,7 @@ import { benchProject, consentLoad, machine } from './lib/setup.js';
 
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 64);
 const DURATION_MS = Number(process.env.DURATION_MS ?? 5000);
-const ROUNDS = Number(process.env.ROUNDS ?? 2);
+const ROUNDS = Number(process.env.ROUNDS ?? 3);
 
 let delivered = 0;
 const receiver = createServer((req, res) => {
@@ -37,27 +38,45 @@ const load = () => loadFromChild({ port: server.port, connections: CONCURRENCY, 
 const pendingEvents = async () =>
   Number((await server.services.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_events WHERE status = 'pending'`))[0]!.n);
 
-await setWebhook(false);
-await load(); // warm-up
-const runs: Record<'without' | 'outboxOnly' | 'with', { perSecond: number; p50Ms: number; p99Ms: number; errors: number }[]> = {
+type Case = 'without' | 'outboxOnly' | 'with';
+const runs: Record<Case, { perSecond: number; p50Ms: number; p99Ms: number; errors: number }[]> = {
   without: [],
   outboxOnly: [],
   with: [],
 };
-for (let round = 0; round < ROUNDS; round++) {
-  await setWebhook(false);
-  runs.without.push(await load());
+let workerRunning = true;
+const drain = async () => {
+  while ((await pendingEvents()) > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+};
+/** Puts the webhook and the worker in the case's state; nothing left over from the case before runs during it. */
+async function prepare(name: Case) {
+  if (!workerRunning) {
+    startWebhookWorker(server.services);
+    workerRunning = true;
+  }
   await setWebhook(true);
-  await webhookWorkerOf(server.services)!.stop();
-  runs.outboxOnly.push(await load());
-  startWebhookWorker(server.services);
-  while ((await pendingEvents()) > 0) await new Promise((resolve) => setTimeout(resolve, 100));
-  const before = delivered;
-  const result = await load();
-  runs.with.push(result);
-  console.error(`round ${round + 1}: ${result.requests} receipts with the webhook on, ${delivered - before} delivered during the run`);
-  // Let the worker finish this round's events so the next "without" round is not sharing the machine with them.
-  while ((await pendingEvents()) > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+  await drain(); // events of an earlier case are delivered before this one is measured
+  if (name === 'without') await setWebhook(false);
+  if (name === 'outboxOnly') {
+    await webhookWorkerOf(server.services)!.stop();
+    workerRunning = false;
+  }
+}
+const cases: Case[] = ['without', 'outboxOnly', 'with'];
+
+await prepare('without');
+await load(); // warm-up
+// The receipts table grows through the run: rotating the order (round r starts with case r mod 3) keeps
+// any case from always running on the largest table.
+for (let round = 0; round < ROUNDS; round++) {
+  for (let i = 0; i < cases.length; i++) {
+    const name = cases[(round + i) % cases.length]!;
+    await prepare(name);
+    const before = delivered;
+    const result = await load();
+    runs[name].push(result);
+    console.error(`round ${round + 1} ${name}: ${Math.round(result.perSecond)} receipts/s, ${result.errors} unexpected statuses, ${delivered - before} delivered during the run`);
+  }
 }
 
 const best = (list: typeof runs.with) => list.reduce((a, b) => (b.perSecond > a.perSecond ? b : a));
@@ -75,6 +94,7 @@ console.log(
   JSON.stringify(
     {
       machine: await machine(),
+      loadAverage1m: Number((await import('node:os')).loadavg()[0]!.toFixed(1)),
       database: server.services.db.kind,
       concurrency: CONCURRENCY,
       durationMs: DURATION_MS,

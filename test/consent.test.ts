@@ -405,7 +405,8 @@ describe('publishing', () => {
     }
   });
 
-  it('never gives two parallel publishes the same number', async () => {
+  // A race only on PostgreSQL (the embedded database runs one query at a time): see 'on PostgreSQL' below.
+  it.runIf(onPostgres)('never gives two parallel publishes the same number', async () => {
     const t = await team(server);
     const p = t.project.id;
     await putDraft(server, t.admin, p);
@@ -677,15 +678,27 @@ describe('GraphQL', () => {
 });
 
 describe.runIf(onPostgres)('on PostgreSQL', () => {
+  // Fails without the project row lock (`FOR UPDATE` removed from withProjectLock in src/consent/draft.ts,
+  // tried): parallel publishes read the same latest number and all but one hit the unique index (500).
   it('parallel publishes really race, and the project row lock keeps numbers unique', async () => {
     const t = await team(server);
     const p = t.project.id;
     await putDraft(server, t.admin, p);
-    const responses = await Promise.all(
-      Array.from({ length: 12 }, () => server.request('POST', consentPath(p, '/publish'), { token: t.admin.token })),
-    );
-    expect(responses.every((r) => r.status === 201)).toBe(true);
-    const rows = await server.services.db.query<{ number: number }>('SELECT number FROM consent_versions WHERE project_id = $1 ORDER BY number', [p]);
-    expect(rows.map((r) => r.number)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
-  });
+    // Two instances on one database, so the publishes come from two connection pools at once.
+    const other = await startTestServer({ databaseUrl: server.services.config.databaseUrl });
+    try {
+      const rounds = 3;
+      const parallel = 16;
+      for (let round = 0; round < rounds; round++) {
+        const responses = await Promise.all(
+          Array.from({ length: parallel }, (_, i) => (i % 2 ? other : server).request('POST', consentPath(p, '/publish'), { token: t.admin.token })),
+        );
+        expect(responses.map((r) => r.status)).toEqual(Array(parallel).fill(201));
+      }
+      const rows = await server.services.db.query<{ number: number }>('SELECT number FROM consent_versions WHERE project_id = $1 ORDER BY number', [p]);
+      expect(rows.map((r) => r.number)).toEqual(Array.from({ length: rounds * parallel }, (_, i) => i + 1));
+    } finally {
+      await other.close();
+    }
+  }, 180_000); // rounds on a loaded machine
 });
