@@ -11,5 +11,6 @@ import './types/receipts.js';
 import './types/webhooks.js';
 import './types/notifications.js';
 import './types/billing.js';
+import './types/graph.js';
 
 export const schema = builder.toSchema({ sortSchema: true });
