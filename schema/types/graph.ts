@@ -12,6 +12,7 @@ import { OrganizationBilling } from './billing.js';
 import { ConsentConfiguration, ConsentVersion } from './consent.js';
 import { PublishEvidenceSummary } from './evidence.js';
 import { ApiKey } from './keys.js';
+import { OrganizationMember } from './members.js';
 import { Organization } from './organization.js';
 import { Project } from './project.js';
 import { Receipt } from './receipts.js';
@@ -20,25 +21,6 @@ import { Webhook, WebhookDelivery } from './webhooks.js';
 
 const onProject = (role: Role) => (project: { id: string }) => ({ projectRole: { projectId: project.id, role } });
 const onOrganization = (role: Role) => (organization: { id: string }) => ({ orgRole: { orgId: organization.id, role } });
-
-interface MemberRecord {
-  id: string;
-  role: Role;
-  createdAt: Date;
-  user: { id: string; email: string; name: string };
-}
-
-const OrganizationMember = builder.objectRef<MemberRecord>('OrganizationMember').implement({
-  description: 'A membership: who holds which role in the organization',
-  fields: (t) => ({
-    id: t.exposeID('id'),
-    role: t.exposeString('role', { description: 'OWNER, ADMIN or VIEWER' }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    userId: t.id({ resolve: (member) => member.user.id }),
-    email: t.string({ resolve: (member) => member.user.email }),
-    name: t.string({ resolve: (member) => member.user.name }),
-  }),
-});
 
 builder.objectFields(Organization, (t) => ({
   members: t.field({
