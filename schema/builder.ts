@@ -1,5 +1,6 @@
 import SchemaBuilder from '@pothos/core';
 import PrismaPlugin from '@pothos/plugin-prisma';
+import RelayPlugin from '@pothos/plugin-relay';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import SimpleObjectsPlugin from '@pothos/plugin-simple-objects';
 import { GraphQLError } from 'graphql';
@@ -36,7 +37,7 @@ export const builder = new SchemaBuilder<{
   };
 }>({
   // Scope auth must come first so it wraps every resolver the other plugins add.
-  plugins: [ScopeAuthPlugin, PrismaPlugin, SimpleObjectsPlugin],
+  plugins: [ScopeAuthPlugin, PrismaPlugin, RelayPlugin, SimpleObjectsPlugin],
   defaultFieldNullability: false,
   scopeAuth: {
     // Scopes run per field at the query roots (runScopesOnType does not work with graphql-jit).
@@ -47,6 +48,8 @@ export const builder = new SchemaBuilder<{
       return ctx.viewer ? forbidden() : unauthorized();
     },
   },
+  // Connections only (docs/graphql.md): ids stay the plain ids REST uses, so no Node interface or node query.
+  relay: { nodeQueryOptions: false, nodesQueryOptions: false, clientMutationId: 'omit', cursorType: 'String' },
   prisma: {
     client: (ctx) => ctx.prisma,
     dmmf: getDatamodel(),

@@ -11,5 +11,7 @@ import './types/receipts.js';
 import './types/webhooks.js';
 import './types/notifications.js';
 import './types/billing.js';
+import './types/members.js';
+import './types/graph.js';
 
 export const schema = builder.toSchema({ sortSchema: true });

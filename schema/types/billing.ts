@@ -36,7 +36,7 @@ const BillingSubscription = builder.simpleObject('BillingSubscription', {
 
 const BillingUsage = builder.simpleObject('BillingUsage', { fields: (t) => ({ projects: t.int() }) });
 
-const OrganizationBilling = builder.simpleObject('OrganizationBilling', {
+export const OrganizationBilling = builder.simpleObject('OrganizationBilling', {
   fields: (t) => ({
     plan: t.field({ type: Plan, description: 'The plan in force now (free once a trial or canceled period ends)' }),
     subscription: t.field({ type: BillingSubscription, nullable: true }),

@@ -81,7 +81,7 @@ const ConsentDraft = builder.objectRef<Draft>('ConsentDraft').implement({
   }),
 });
 
-const ConsentConfiguration = builder
+export const ConsentConfiguration = builder
   .objectRef<{ draft: Draft; latestVersion: PublishedVersion | null; hasUnpublishedChanges: boolean }>('ConsentConfiguration')
   .implement({
     fields: (t) => ({

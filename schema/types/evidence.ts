@@ -8,7 +8,7 @@ const EvidencePublisher = builder.objectRef<Publisher>('EvidencePublisher').impl
   fields: (t) => ({ id: t.exposeID('id'), email: t.exposeString('email'), name: t.exposeString('name') }),
 });
 
-const PublishEvidenceSummary = builder
+export const PublishEvidenceSummary = builder
   .objectRef<Awaited<ReturnType<typeof listPublishEvidence>>[number]>('PublishEvidenceSummary')
   .implement({
     fields: (t) => ({

@@ -7,7 +7,7 @@ import { builder } from '../builder.js';
 
 // --- Allowed origins (operator side) ---
 
-const AllowedOriginsRef = builder.objectRef<AllowedOrigins>('AllowedOrigins').implement({
+export const AllowedOriginsRef = builder.objectRef<AllowedOrigins>('AllowedOrigins').implement({
   description: 'Which browser origins may call the SDK API with this project’s keys',
   fields: (t) => ({
     enforce: t.exposeBoolean('enforce'),

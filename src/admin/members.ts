@@ -1,4 +1,6 @@
 import { uuidv7 } from 'uuidv7';
+import type { Database } from '../db/database.js';
+import { lockOrganization, mayStopBeingOwner } from '../organizations/owners.js';
 
 /** The minimum a member command needs: parameterised SQL on one database. */
 export interface Sql {
@@ -29,40 +31,59 @@ async function findUser(db: Sql, email: string): Promise<string> {
   return rows[0].id;
 }
 
-/** An organization keeps at least one OWNER. */
+/** An organization keeps at least one OWNER (src/organizations/owners.ts; call inside `transaction`). */
 async function assertNotLastOwner(db: Sql, organizationId: string, userId: string): Promise<void> {
-  const owners = await db.query<{ user_id: string }>(
-    `SELECT user_id FROM memberships WHERE organization_id = $1 AND role = 'OWNER'`,
-    [organizationId],
-  );
-  if (owners.length === 1 && owners[0]!.user_id === userId) {
+  await lockOrganization(db, organizationId);
+  if (!(await mayStopBeingOwner(db, organizationId, userId)).ok) {
     throw new AdminError('An organization keeps at least one OWNER: add another owner first');
   }
 }
 
+/**
+ * Runs `work` in one transaction: through Prisma on the service's Database (its pool or the
+ * embedded engine's queue), or BEGIN/COMMIT on a single-connection client (the command line's).
+ */
+async function transaction<T>(db: Sql | Database, work: (tx: Sql) => Promise<T>): Promise<T> {
+  if ('prisma' in db) {
+    return db.prisma.$transaction((tx) =>
+      work({ query: async (sql, params = []) => (await tx.$queryRawUnsafe(sql, ...params)) as never }),
+    );
+  }
+  await db.query('BEGIN');
+  try {
+    const result = await work(db);
+    await db.query('COMMIT');
+    return result;
+  } catch (error) {
+    await db.query('ROLLBACK').catch(() => {});
+    throw error;
+  }
+}
+
 /** Adds a member, or changes the role of an existing one. */
-export async function addMember(db: Sql, input: { org: string; email: string; role: string }): Promise<Member> {
+export async function addMember(db: Sql | Database, input: { org: string; email: string; role: string }): Promise<Member> {
   const role = input.role.toUpperCase();
   if (!(ROLES as readonly string[]).includes(role)) throw new AdminError(`Role must be one of ${ROLES.join(', ')}`);
   const organizationId = await findOrganization(db, input.org);
   const userId = await findUser(db, input.email);
-  if (role !== 'OWNER') await assertNotLastOwner(db, organizationId, userId);
-  await db.query(
-    `INSERT INTO memberships (id, organization_id, user_id, role) VALUES ($1, $2, $3, $4::"Role")
-     ON CONFLICT (organization_id, user_id) DO UPDATE SET role = EXCLUDED.role`,
-    [uuidv7(), organizationId, userId, role],
-  );
+  await transaction(db, async (tx) => {
+    if (role !== 'OWNER') await assertNotLastOwner(tx, organizationId, userId);
+    await tx.query(
+      `INSERT INTO memberships (id, organization_id, user_id, role) VALUES ($1, $2, $3, $4::"Role")
+       ON CONFLICT (organization_id, user_id) DO UPDATE SET role = EXCLUDED.role RETURNING id`,
+      [uuidv7(), organizationId, userId, role],
+    );
+  });
   return (await listMembers(db, organizationId)).find((member) => member.userId === userId)!;
 }
 
-export async function removeMember(db: Sql, input: { org: string; email: string }): Promise<void> {
+export async function removeMember(db: Sql | Database, input: { org: string; email: string }): Promise<void> {
   const organizationId = await findOrganization(db, input.org);
   const userId = await findUser(db, input.email);
-  await assertNotLastOwner(db, organizationId, userId);
-  const removed = await db.query('DELETE FROM memberships WHERE organization_id = $1 AND user_id = $2 RETURNING id', [
-    organizationId,
-    userId,
-  ]);
+  const removed = await transaction(db, async (tx) => {
+    await assertNotLastOwner(tx, organizationId, userId);
+    return tx.query('DELETE FROM memberships WHERE organization_id = $1 AND user_id = $2 RETURNING id', [organizationId, userId]);
+  });
   if (!removed.length) throw new AdminError(`${input.email} is not a member of ${input.org}`);
 }
 

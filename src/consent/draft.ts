@@ -38,6 +38,21 @@ export async function readDraft(db: Db, projectId: string): Promise<Draft> {
   return { categories, purposes, notice: noticeView(notice) };
 }
 
+/** The drafts of many projects in three statements (the operator graph batches projects). */
+export async function readDrafts(db: Db, projectIds: readonly string[]): Promise<Map<string, Draft>> {
+  const where = { projectId: { in: [...projectIds] } };
+  const [categories, purposes, notices] = await Promise.all([
+    db.category.findMany({ where, select: { ...CATEGORY_FIELDS, projectId: true }, orderBy: [...DRAFT_ORDER] }),
+    db.purpose.findMany({ where, select: { ...PURPOSE_FIELDS, projectId: true }, orderBy: [...DRAFT_ORDER] }),
+    db.notice.findMany({ where }),
+  ]);
+  const drafts = new Map<string, Draft>(projectIds.map((id) => [id, { categories: [], purposes: [], notice: noticeView(null) }]));
+  for (const { projectId, ...category } of categories) drafts.get(projectId)?.categories.push(category);
+  for (const { projectId, ...purpose } of purposes) drafts.get(projectId)?.purposes.push(purpose);
+  for (const notice of notices) drafts.get(notice.projectId)!.notice = noticeView(notice);
+  return drafts;
+}
+
 /**
  * Every draft change runs in a transaction holding the project row lock, the
  * same lock publish takes: a publish never sees half of a change, and counts

@@ -28,6 +28,20 @@ export async function latestPublishedVersion(db: Db, projectId: string): Promise
   return version && { ...version, config: storedConfig(version.config) };
 }
 
+/** The newest version of each of many projects in two statements (the operator graph batches projects). */
+export async function latestPublishedVersions(db: Db, projectIds: readonly string[]): Promise<Map<string, PublishedVersion>> {
+  // DISTINCT ON walks the (project_id, number) unique index; Prisma's `distinct` would read every version.
+  const newest = await db.$queryRaw<{ id: string }[]>`
+    SELECT DISTINCT ON (project_id) id FROM consent_versions
+    WHERE project_id = ANY(${[...projectIds]}::text[]) ORDER BY project_id, number DESC`;
+  if (!newest.length) return new Map();
+  const rows = await db.consentVersion.findMany({
+    where: { id: { in: newest.map((row) => row.id) } },
+    select: { ...VERSION_FIELDS, projectId: true },
+  });
+  return new Map(rows.map(({ projectId, ...version }) => [projectId, { ...version, config: storedConfig(version.config) }]));
+}
+
 /** The evidence path of a version, also the link of its notification. */
 export const evidencePath = (projectId: string, versionId: string) =>
   `/api/platform/projects/${projectId}/evidence/publish/${versionId}`;

@@ -1,0 +1,106 @@
+// The nested operator graph (extensions.md §5): Organization and Project reach everything an
+// operator reads, so a dashboard is one query. Each nested field needs the role of its REST
+// route and is refused alone (its siblings still answer); lists that grow are Relay connections
+// (first/after); every field loads through the request's DataLoaders (src/graph/loaders.ts).
+import { listPublishEvidence } from '../../src/evidence/package.js';
+import { getBilling } from '../../src/billing/service.js';
+import { pageArgs } from '../../src/graph/connection.js';
+import { graphLoaders } from '../../src/graph/loaders.js';
+import type { Role } from '../../src/generated/prisma/client.js';
+import { builder } from '../builder.js';
+import { OrganizationBilling } from './billing.js';
+import { ConsentConfiguration, ConsentVersion } from './consent.js';
+import { PublishEvidenceSummary } from './evidence.js';
+import { ApiKey } from './keys.js';
+import { OrganizationMember } from './members.js';
+import { Organization } from './organization.js';
+import { Project } from './project.js';
+import { Receipt } from './receipts.js';
+import { AllowedOriginsRef } from './sdk.js';
+import { Webhook, WebhookDelivery } from './webhooks.js';
+
+const onProject = (role: Role) => (project: { id: string }) => ({ projectRole: { projectId: project.id, role } });
+const onOrganization = (role: Role) => (organization: { id: string }) => ({ orgRole: { orgId: organization.id, role } });
+
+builder.objectFields(Organization, (t) => ({
+  members: t.field({
+    type: [OrganizationMember],
+    nullable: true,
+    description: 'Everyone with a role, oldest first (Admin or above: it lists colleagues’ e-mail addresses)',
+    authScopes: onOrganization('ADMIN'),
+    resolve: (organization, _args, ctx) => graphLoaders(ctx).members.load(organization.id),
+  }),
+  billing: t.field({
+    type: OrganizationBilling,
+    nullable: true,
+    description: 'Plan, subscription, entitlements and usage (Viewer or above, as GET /billing)',
+    authScopes: onOrganization('VIEWER'),
+    resolve: (organization, _args, ctx) => getBilling(ctx.services, organization.id),
+  }),
+}));
+
+builder.objectFields(Webhook, (t) => ({
+  deliveries: t.connection({
+    type: WebhookDelivery,
+    description: 'Delivery attempts, newest first (Viewer or above, as GET /webhook/deliveries)',
+    authScopes: (webhook) => onProject('VIEWER')({ id: webhook.projectId }),
+    nullable: true,
+    resolve: (webhook, args, ctx) => graphLoaders(ctx).deliveries.load({ parentId: webhook.projectId, ...pageArgs(args) }),
+  }),
+}));
+
+builder.objectFields(Project, (t) => ({
+  organization: t.field({
+    type: Organization,
+    resolve: async (project, _args, ctx) => (await graphLoaders(ctx).organization.load(project.organizationId))!,
+  }),
+  consent: t.field({
+    type: ConsentConfiguration,
+    nullable: true,
+    description: 'The draft, the latest published version and whether they differ (Viewer or above, as GET /consent)',
+    authScopes: onProject('VIEWER'),
+    resolve: (project, _args, ctx) => graphLoaders(ctx).consent.load(project.id),
+  }),
+  versions: t.connection({
+    type: ConsentVersion,
+    nullable: true,
+    description: 'Published versions, newest first (Viewer or above)',
+    authScopes: onProject('VIEWER'),
+    resolve: (project, args, ctx) => graphLoaders(ctx).versions.load({ parentId: project.id, ...pageArgs(args) }),
+  }),
+  apiKeys: t.connection({
+    type: ApiKey,
+    nullable: true,
+    description: 'Publishable keys, oldest first (Viewer or above, as GET /keys)',
+    authScopes: onProject('VIEWER'),
+    resolve: (project, args, ctx) => graphLoaders(ctx).apiKeys.load({ parentId: project.id, ...pageArgs(args) }),
+  }),
+  allowedOrigins: t.field({
+    type: AllowedOriginsRef,
+    nullable: true,
+    description: 'Browser origins allowed to use the project’s keys (Viewer or above)',
+    authScopes: onProject('VIEWER'),
+    resolve: (project) => ({ enforce: project.enforceOrigins, origins: project.allowedOrigins }),
+  }),
+  webhook: t.field({
+    type: Webhook,
+    nullable: true,
+    description: 'The webhook, null when none is configured (Viewer or above)',
+    authScopes: onProject('VIEWER'),
+    resolve: (project, _args, ctx) => graphLoaders(ctx).webhook.load(project.id),
+  }),
+  receipts: t.connection({
+    type: Receipt,
+    nullable: true,
+    description: 'Consent receipts, newest first (Viewer or above, as GET /receipts)',
+    authScopes: onProject('VIEWER'),
+    resolve: (project, args, ctx) => graphLoaders(ctx).receipts.load({ parentId: project.id, ...pageArgs(args) }),
+  }),
+  evidence: t.field({
+    type: [PublishEvidenceSummary],
+    nullable: true,
+    description: 'One evidence summary per published version, newest first (Viewer or above). Not batched: read it per project',
+    authScopes: onProject('VIEWER'),
+    resolve: (project, _args, ctx) => listPublishEvidence(ctx.prisma, project.id),
+  }),
+}));

@@ -1,0 +1,76 @@
+// Members on GraphQL (Owners only): add by e-mail, change a role, remove. Every change holds the
+// organization row lock, so the last-OWNER rule holds under concurrent changes (owners.ts).
+import { uuidv7 } from 'uuidv7';
+import { z } from 'zod';
+import { conflict, notFound } from '../errors.js';
+import type { Prisma, Role } from '../generated/prisma/client.js';
+import type { Services } from '../services.js';
+import { parseInput } from '../validation.js';
+import { lockOrganization, mayStopBeingOwner, type TxSql } from './owners.js';
+
+const role = z.enum(['OWNER', 'ADMIN', 'VIEWER'], { message: 'Must be OWNER, ADMIN or VIEWER' });
+const addInput = z.object({ email: z.string().trim().toLowerCase().email('Must be an e-mail address'), role });
+const changeInput = z.object({ userId: z.string().min(1, 'Required'), role });
+const removeInput = z.object({ userId: z.string().min(1, 'Required') });
+
+export interface MemberView {
+  id: string;
+  role: Role;
+  createdAt: Date;
+  user: { id: string; email: string; name: string };
+}
+
+const MEMBER_SELECT = { id: true, role: true, createdAt: true, user: { select: { id: true, email: true, name: true } } } as const;
+
+const lastOwner = () => conflict('An organization keeps at least one OWNER: make another member OWNER first');
+
+/** A Prisma transaction as the SQL the shared owner rule speaks. */
+const sqlOf = (tx: Prisma.TransactionClient): TxSql => ({
+  query: async (sql, params = []) => (await tx.$queryRawUnsafe(sql, ...params)) as never,
+});
+
+function inOrganization<T>(services: Services, organizationId: string, work: (tx: Prisma.TransactionClient) => Promise<T>) {
+  return services.db.prisma.$transaction(async (tx) => {
+    if (!(await lockOrganization(sqlOf(tx), organizationId))) throw notFound('Organization');
+    return work(tx);
+  });
+}
+
+/** Adds a registered user; one who is already a member is a conflict (change the role instead). */
+export async function addMember(services: Services, organizationId: string, input: unknown): Promise<MemberView> {
+  const data = parseInput(addInput, input);
+  return inOrganization(services, organizationId, async (tx) => {
+    const user = await tx.user.findUnique({ where: { email: data.email }, select: { id: true } });
+    if (!user) throw notFound('User'); // they register first, as with the admin tool
+    const existing = await tx.membership.findUnique({ where: { organizationId_userId: { organizationId, userId: user.id } } });
+    if (existing) throw conflict('Already a member: change the role instead');
+    return tx.membership.create({
+      data: { id: uuidv7(), organizationId, userId: user.id, role: data.role, createdAt: services.now() },
+      select: MEMBER_SELECT,
+    });
+  });
+}
+
+export async function changeMemberRole(services: Services, organizationId: string, input: unknown): Promise<MemberView> {
+  const data = parseInput(changeInput, input);
+  return inOrganization(services, organizationId, async (tx) => {
+    const member = await tx.membership.findUnique({ where: { organizationId_userId: { organizationId, userId: data.userId } } });
+    if (!member) throw notFound('Member');
+    if (data.role !== 'OWNER' && !(await mayStopBeingOwner(sqlOf(tx), organizationId, data.userId)).ok) throw lastOwner();
+    return tx.membership.update({ where: { id: member.id }, data: { role: data.role }, select: MEMBER_SELECT });
+  });
+}
+
+export async function removeMember(services: Services, organizationId: string, input: unknown): Promise<MemberView> {
+  const data = parseInput(removeInput, input);
+  return inOrganization(services, organizationId, async (tx) => {
+    const member = await tx.membership.findUnique({
+      where: { organizationId_userId: { organizationId, userId: data.userId } },
+      select: MEMBER_SELECT,
+    });
+    if (!member) throw notFound('Member');
+    if (!(await mayStopBeingOwner(sqlOf(tx), organizationId, data.userId)).ok) throw lastOwner();
+    await tx.membership.delete({ where: { id: member.id } });
+    return member;
+  });
+}

@@ -1,0 +1,184 @@
+// The nested operator graph over real HTTP: one query for a dashboard, role checks per nested
+// field, Relay connections, and a bounded number of SQL statements whatever the number of projects.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { team } from './helpers/fixtures.js';
+import { createKey } from './helpers/sdk.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
+import { publishVersion } from './helpers/versions.js';
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(() => server?.close());
+
+const gql = (query: string, variables: Record<string, unknown>, token: string) =>
+  server.request('POST', '/graphql', { token, body: { query, variables } });
+
+const DASHBOARD = `query Dashboard($id: ID!) {
+  organization(id: $id) {
+    name
+    billing { plan { id } usage { projects } }
+    members { email role }
+    projects {
+      id name
+      organization { id }
+      consent { hasUnpublishedChanges latestVersion { number } draft { purposes { key } } }
+      versions(first: 2) { edges { node { number } } pageInfo { hasNextPage } }
+      apiKeys(first: 5) { edges { node { prefix } } }
+      allowedOrigins { enforce origins }
+      webhook { url deliveries(first: 5) { edges { node { status } } } }
+      receipts(first: 3) { edges { cursor node { installationId versionNumber choices } } pageInfo { hasNextPage endCursor } }
+    }
+  }
+}`;
+
+/** An organization with `count` projects, each with a published version, a key and two receipts. */
+async function organizationWith(count: number) {
+  const t = await team(server);
+  // Extra projects straight into the table: the plan limit is not what this file tests.
+  for (let i = 1; i < count; i++) {
+    await server.services.db.prisma.project.create({ data: { organizationId: t.org.id, name: `Shop ${i}`, slug: `shop-${i}` } });
+  }
+  const projects = await server.services.db.prisma.project.findMany({ where: { organizationId: t.org.id }, select: { id: true } });
+  await Promise.all(
+    projects.map(async ({ id }) => {
+      const version = await publishVersion(server, t.owner, id);
+      const key = await createKey(server, t.owner.token, id);
+      for (const installationId of ['first-install', 'second-install']) {
+        const res = await server.request('POST', '/api/sdk/v1/consent', {
+          token: key.secret,
+          body: { versionId: version.id, consentHash: version.consentHash, choices: { analytics: true }, installationId },
+        });
+        expect(res.status, res.text).toBe(201);
+      }
+    }),
+  );
+  return t;
+}
+
+/**
+ * Counts the SQL statements the server sends while `work` runs: pg's Client.query on PostgreSQL
+ * (Prisma's adapter and the raw pool both end there), the PGlite instance's query/exec embedded.
+ */
+async function statementsDuring(work: () => Promise<unknown>): Promise<number> {
+  let count = 0;
+  type Methods = Record<'query' | 'exec', (...args: unknown[]) => unknown>;
+  const pglite = server.services.db.pglite as unknown as Methods | undefined;
+  const target = pglite ?? (pg.Client.prototype as unknown as Methods);
+  const methods = (pglite ? ['query', 'exec'] : ['query']) as ('query' | 'exec')[];
+  const originals = methods.map((method) => [method, target[method]!] as const);
+  for (const [method, original] of originals) {
+    target[method] = function (this: unknown, ...args: unknown[]) {
+      count++;
+      return original.apply(this, args);
+    };
+  }
+  try {
+    await work();
+  } finally {
+    for (const [method, original] of originals) {
+      if (pglite) delete (target as Record<string, unknown>)[method];
+      else target[method] = original;
+    }
+  }
+  return count;
+}
+
+describe('the nested operator graph', () => {
+  it('answers a dashboard of every project in one query', async () => {
+    const t = await organizationWith(3);
+    const res = await gql(DASHBOARD, { id: t.org.id }, t.owner.token);
+    expect(res.status).toBe(200);
+    expect(res.body.errors).toBeUndefined();
+    const org = res.body.data.organization;
+    expect(org.billing.usage.projects).toBe(3);
+    expect(org.members.map((m: { role: string }) => m.role).sort()).toEqual(['ADMIN', 'OWNER', 'VIEWER']);
+    expect(org.projects).toHaveLength(3);
+    for (const project of org.projects) {
+      expect(project.organization.id).toBe(t.org.id);
+      expect(project.consent.latestVersion.number).toBe(1);
+      expect(project.consent.hasUnpublishedChanges).toBe(false);
+      expect(project.versions).toEqual({ edges: [{ node: { number: 1 } }], pageInfo: { hasNextPage: false } });
+      expect(project.apiKeys.edges).toEqual([{ node: { prefix: expect.stringMatching(/^pk_live_/) } }]);
+      expect(project.allowedOrigins).toEqual({ enforce: true, origins: [] });
+      expect(project.webhook).toBeNull();
+      expect(project.receipts.edges.map((e: { node: { installationId: string } }) => e.node.installationId)).toEqual(['second-install', 'first-install']);
+      expect(project.receipts.edges[0].node).toMatchObject({ versionNumber: 1, choices: { analytics: true } });
+      expect(project.receipts.pageInfo.hasNextPage).toBe(false);
+    }
+  });
+
+  it('runs the same number of SQL statements for 20 projects as for 5', async () => {
+    // Broken batching (a loader per project, or Prisma fallbacks per row) makes the 20-project count larger.
+    const small = await organizationWith(5);
+    const large = await organizationWith(20);
+    // Background workers may poll during a run: the fewest statements of three runs is the query's own.
+    const fewest = async (t: Awaited<ReturnType<typeof organizationWith>>) => {
+      const counts = [];
+      for (let run = 0; run < 3; run++) {
+        counts.push(
+          await statementsDuring(async () => {
+            const res = await gql(DASHBOARD, { id: t.org.id }, t.owner.token);
+            expect(res.body.errors).toBeUndefined();
+            expect(res.body.data.organization.projects).toHaveLength(t === small ? 5 : 20);
+          }),
+        );
+      }
+      return Math.min(...counts);
+    };
+    const [five, twenty] = [await fewest(small), await fewest(large)];
+    expect(five).toBeGreaterThan(0);
+    expect(twenty).toBe(five);
+  });
+
+  it('refuses a nested field alone for a lower role; its siblings still answer', async () => {
+    const t = await organizationWith(1);
+    const res = await gql(DASHBOARD, { id: t.org.id }, t.viewer.token);
+    expect(res.status).toBe(200);
+    // Members need Admin (they list colleagues' e-mail addresses); a Viewer sees everything else.
+    expect(res.body.errors).toEqual([expect.objectContaining({ path: ['organization', 'members'], extensions: { code: 'forbidden' } })]);
+    expect(res.body.data.organization.members).toBeNull();
+    expect(res.body.data.organization.billing.plan.id).toBe('free');
+    expect(res.body.data.organization.projects[0].consent.latestVersion.number).toBe(1);
+
+    const outsider = await gql(DASHBOARD, { id: t.org.id }, t.outsider.token);
+    expect(outsider.body.errors).toEqual([expect.objectContaining({ extensions: { code: 'not_found' } })]);
+    expect(outsider.body.data).toBeNull();
+  });
+
+  it('pages receipts with first/after and refuses arguments out of range', async () => {
+    const t = await organizationWith(1);
+    const page = (args: string) =>
+      gql(
+        `query($id: ID!) { project(id: $id) { name receipts(${args}) { edges { node { installationId } } pageInfo { hasNextPage endCursor } } } }`,
+        { id: t.project.id },
+        t.viewer.token,
+      );
+    const first = await page('first: 1');
+    expect(first.body.data.project.receipts.edges).toEqual([{ node: { installationId: 'second-install' } }]);
+    expect(first.body.data.project.receipts.pageInfo.hasNextPage).toBe(true);
+    const next = await page(`first: 1, after: "${first.body.data.project.receipts.pageInfo.endCursor}"`);
+    expect(next.body.data.project.receipts).toEqual({ edges: [{ node: { installationId: 'first-install' } }], pageInfo: { hasNextPage: false, endCursor: expect.any(String) } });
+
+    for (const [args, path] of <[string, string][]>[
+      ['first: 0', 'first'],
+      ['first: 101', 'first'],
+      ['first: -1', 'first'],
+      ['after: "not-a-cursor"', 'after'],
+      ['last: 1', 'last'],
+      ['before: "x"', 'before'],
+    ]) {
+      const res = await page(args);
+      expect(res.status).toBe(200);
+      expect(res.body.errors, args).toEqual([
+        expect.objectContaining({
+          path: ['project', 'receipts'],
+          extensions: { code: 'validation_failed', details: [expect.objectContaining({ path: [path] })] },
+        }),
+      ]);
+      expect(res.body.data.project.name).toBe('Shop'); // the sibling still answers
+    }
+  });
+});
