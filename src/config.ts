@@ -19,6 +19,21 @@ const envSchema = z.object({
   GIT_COMMIT: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   GRAPHQL_INTROSPECTION: z.enum(['true', 'false']).optional(),
+  // Origins whose pages may call /graphql from a browser (CORS); none by default: same origin only.
+  GRAPHQL_CORS_ORIGINS: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      const origins = (value ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
+      return origins.map((entry) => {
+        const url = URL.canParse(entry) ? new URL(entry) : null;
+        // As a browser sends it: http(s)://host[:port], no path, no wildcard.
+        if (!url || !/^https?:$/.test(url.protocol) || url.pathname !== '/' || url.search || url.hash || url.username || entry.includes('*')) {
+          ctx.addIssue({ code: 'custom', message: `${entry} is not an origin (scheme://host[:port])` });
+        }
+        return url?.origin ?? entry;
+      });
+    }),
   // Rate limits (decisions.md "Auth" defaults).
   RATE_LIMIT_REGISTER_PER_HOUR: z.coerce.number().int().positive().default(10),
   RATE_LIMIT_LOGIN_PER_IP: z.coerce.number().int().positive().default(20),
@@ -65,6 +80,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     gitCommit: parsed.GIT_COMMIT ?? null,
     logLevel: parsed.LOG_LEVEL,
     introspection: parsed.GRAPHQL_INTROSPECTION ? parsed.GRAPHQL_INTROSPECTION === 'true' : !production,
+    graphqlCorsOrigins: parsed.GRAPHQL_CORS_ORIGINS,
     trustProxy: parsed.TRUST_PROXY === 'true',
     version: packageVersion,
     rateLimits: {

@@ -1,0 +1,178 @@
+import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
+import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
+import { MaxTokensParserWLexer } from '@escape.tech/graphql-armor-max-tokens';
+import type { GraphQLArmorCallbackConfiguration } from '@escape.tech/graphql-armor-types';
+import {
+  getNamedType,
+  GraphQLError,
+  isInputObjectType,
+  isNonNullType,
+  TokenKind,
+  typeFromAST,
+  validate,
+  type DocumentNode,
+  type GraphQLSchema,
+  type Source,
+  type ValidationRule,
+} from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexity';
+
+/**
+ * What one GraphQL operation may ask for (docs/security.md, "GraphQL and /graphql"). Fixed, not
+ * configurable: every REST operation is checked against them at start-up, so lowering one could
+ * only break a route.
+ */
+export const GRAPHQL_LIMITS = {
+  depth: 8,
+  aliases: 30,
+  tokens: 5000,
+  cost: 5000,
+  /** What a paged list without `limit`/`first` counts as: the largest page a service hands out. */
+  pageSize: 200,
+  /** A field that hashes a password (login, register, changePassword): one per operation. */
+  passwordCost: 3000,
+} as const;
+
+export const QUERY_TOO_COMPLEX = 'query_too_complex';
+
+/** Every refusal is an ordinary GraphQL error with a code, whichever limit it hit. */
+function tooComplex(message: string): GraphQLError {
+  return new GraphQLError(message.replace(/^Syntax Error: /, ''), { extensions: { code: QUERY_TOO_COMPLEX } });
+}
+
+/** graphql-armor reports through these callbacks: the error is re-raised with our code. */
+function armorCallbacks(): GraphQLArmorCallbackConfiguration {
+  return {
+    propagateOnRejection: false,
+    onReject: [
+      (context, error) => {
+        if (context) context.reportError(tooComplex(error.message));
+        else throw tooComplex(error.message);
+      },
+    ],
+  };
+}
+
+/** Depth and alias limits as validation rules (they do not depend on variables, so yoga may cache them). */
+export function limitRules(): ValidationRule[] {
+  return [
+    maxDepthRule({ n: GRAPHQL_LIMITS.depth, flattenFragments: true, ...armorCallbacks() }),
+    maxAliasesRule({ n: GRAPHQL_LIMITS.aliases, ...armorCallbacks() }),
+  ];
+}
+
+/** Braces, brackets and parentheses open at once: far above any real query, far below a stack overflow. */
+const MAX_NESTING = 64;
+
+/**
+ * graphql-armor's token-counting parser with graphql-js's own `maxTokens` as well, and a nesting
+ * count on the same tokens: the parser recurses once per level, so a 3,000-deep selection would
+ * overflow the stack long before its 5,001st token. Either limit stops it early.
+ */
+class LimitedParser extends MaxTokensParserWLexer {
+  constructor(source: string | Source, options: object | undefined) {
+    super(source, { ...options, n: GRAPHQL_LIMITS.tokens, maxTokens: GRAPHQL_LIMITS.tokens, ...armorCallbacks(), propagateOnRejection: true });
+    let nesting = 0;
+    this._lexer = new Proxy(this._lexer, {
+      get: (lexer, property, receiver) => {
+        if (property !== 'advance') return Reflect.get(lexer, property, receiver);
+        return () => {
+          const token = lexer.advance();
+          if (OPENING.has(token.kind)) {
+            if (++nesting > MAX_NESTING) throw tooComplex(`Nesting limit of ${MAX_NESTING} exceeded.`);
+          } else if (CLOSING.has(token.kind)) {
+            nesting--;
+          }
+          return token;
+        };
+      },
+    });
+  }
+}
+const OPENING = new Set<string>([TokenKind.BRACE_L, TokenKind.BRACKET_L, TokenKind.PAREN_L]);
+const CLOSING = new Set<string>([TokenKind.BRACE_R, TokenKind.BRACKET_R, TokenKind.PAREN_R]);
+
+/** yoga's parse function for /graphql: the token and nesting limits while parsing. */
+export function parseWithTokenLimit(source: string | Source, options?: object): DocumentNode {
+  try {
+    return new LimitedParser(source, options).parseDocument();
+  } catch (error) {
+    // graphql-js's own limit says "Document contains more that N tokens".
+    if (error instanceof GraphQLError && /tokens/.test(error.message) && error.extensions?.code !== QUERY_TOO_COMPLEX) {
+      throw tooComplex(`Token limit of ${GRAPHQL_LIMITS.tokens} exceeded.`);
+    }
+    throw error;
+  }
+}
+
+/**
+ * A field costs 1 plus its children; a paged field (`limit` or `first` argument) costs its children
+ * once per row it may return, so `receipts(limit: 200)` costs 200 receipts. A field can declare a
+ * higher own cost in its extensions (`cost`): password hashing does.
+ */
+const estimator: ComplexityEstimator = ({ field, args, childComplexity }) => {
+  const own = typeof field.extensions?.cost === 'number' ? field.extensions.cost : 1;
+  const paged = field.args.some((arg) => arg.name === 'limit' || arg.name === 'first');
+  if (!paged) return own + childComplexity;
+  const rows = (args.limit ?? args.first ?? GRAPHQL_LIMITS.pageSize) as number;
+  return own + Math.max(1, rows) * childComplexity;
+};
+
+/** The operation's cost with these variables, or the GraphQL error that refuses it. */
+export function costRefusal(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  variables: Record<string, unknown> | undefined,
+  operationName?: string | null,
+): GraphQLError | null {
+  let cost: number;
+  try {
+    cost = getComplexity({
+      schema,
+      query: document,
+      variables: variables ?? {},
+      ...(operationName && { operationName }),
+      estimators: [estimator],
+    });
+  } catch (error) {
+    // Variables the operation refuses: the same error execution would give.
+    if (error instanceof GraphQLError) return error;
+    throw error;
+  }
+  if (cost <= GRAPHQL_LIMITS.cost) return null;
+  return tooComplex(
+    `Query cost ${cost} exceeds the limit of ${GRAPHQL_LIMITS.cost} (a list costs its limit/first argument times its fields; one password check per request)`,
+  );
+}
+
+/** The cost limit for /graphql: checked before execution, with the request's variables. */
+export function costLimitPlugin(): Plugin {
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      const refused = costRefusal(args.schema, args.document, args.variableValues ?? undefined, args.operationName);
+      if (refused) setResultAndStopExecution({ errors: [refused] });
+    },
+  };
+}
+
+/**
+ * Start-up check for a prepared (REST) operation: the same depth, alias and cost limits, with the
+ * worst variables a route can send (a paged list at its largest page).
+ */
+export function checkPreparedOperation(schema: GraphQLSchema, document: DocumentNode, name: string): void {
+  const errors = [...validate(schema, document, limitRules())];
+  const definition = document.definitions.find((d) => d.kind === 'OperationDefinition' && d.name?.value === name);
+  if (!errors.length && definition?.kind === 'OperationDefinition') {
+    const placeholders: Record<string, unknown> = {};
+    for (const variable of definition.variableDefinitions ?? []) {
+      const type = typeFromAST(schema, variable.type as never);
+      if (!type || !isNonNullType(type)) continue;
+      const named = getNamedType(type);
+      placeholders[variable.variable.name.value] = isInputObjectType(named) || named.name === 'JSON' ? {} : named.name === 'Int' ? 1 : 'x';
+    }
+    const refused = costRefusal(schema, document, placeholders, name);
+    if (refused) errors.push(refused);
+  }
+  if (errors.length) throw new Error(`operation ${name} exceeds the GraphQL limits: ${errors.map((e) => e.message).join('; ')}`);
+}
