@@ -214,8 +214,11 @@ describe('order of checks for unreadable bodies', () => {
       expect(admin.status, body.raw).toBe(400);
       expect(admin.body.code).toBe('invalid_json');
     }
-    // Organization routes too.
-    const rename = await server.request('PATCH', `/api/platform/orgs/${t.org.id}`, { token: t.outsider.token, raw: '{', headers: { 'content-type': 'application/json' } });
-    expect(rename.status).toBe(404);
+    // Organization routes too, and a body that is not JSON at all.
+    const create = (token: string) =>
+      server.request('POST', `/api/platform/orgs/${t.org.id}/projects`, { token, raw: 'name=X', headers: { 'content-type': 'text/plain' } });
+    expect((await create(t.outsider.token)).status).toBe(404);
+    expect((await create(t.viewer.token)).status).toBe(403);
+    expect((await create(t.admin.token)).body.code).toBe('invalid_json');
   });
 });
