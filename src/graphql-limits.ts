@@ -1,7 +1,5 @@
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
-import { MaxTokensParserWLexer } from '@escape.tech/graphql-armor-max-tokens';
-import type { GraphQLArmorCallbackConfiguration } from '@escape.tech/graphql-armor-types';
 import {
   getNamedType,
   GraphQLError,
@@ -12,9 +10,12 @@ import {
   validate,
   type DocumentNode,
   type GraphQLSchema,
+  type ParseOptions,
   type Source,
+  type ValidationContext,
   type ValidationRule,
 } from 'graphql';
+import { Parser } from 'graphql/language/parser.js';
 import type { Plugin } from 'graphql-yoga';
 import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexity';
 
@@ -42,17 +43,10 @@ function tooComplex(message: string): GraphQLError {
 }
 
 /** graphql-armor reports through these callbacks: the error is re-raised with our code. */
-function armorCallbacks(): GraphQLArmorCallbackConfiguration {
-  return {
-    propagateOnRejection: false,
-    onReject: [
-      (context, error) => {
-        if (context) context.reportError(tooComplex(error.message));
-        else throw tooComplex(error.message);
-      },
-    ],
-  };
-}
+const armorCallbacks = () => ({
+  propagateOnRejection: false,
+  onReject: [(context: ValidationContext | null, error: GraphQLError) => context?.reportError(tooComplex(error.message))],
+});
 
 /** Depth and alias limits as validation rules (they do not depend on variables, so yoga may cache them). */
 export function limitRules(): ValidationRule[] {
@@ -64,42 +58,40 @@ export function limitRules(): ValidationRule[] {
 
 /** Braces, brackets and parentheses open at once: far above any real query, far below a stack overflow. */
 const MAX_NESTING = 64;
-
-/**
- * graphql-armor's token-counting parser with graphql-js's own `maxTokens` as well, and a nesting
- * count on the same tokens: the parser recurses once per level, so a 3,000-deep selection would
- * overflow the stack long before its 5,001st token. Either limit stops it early.
- */
-class LimitedParser extends MaxTokensParserWLexer {
-  constructor(source: string | Source, options: object | undefined) {
-    super(source, { ...options, n: GRAPHQL_LIMITS.tokens, maxTokens: GRAPHQL_LIMITS.tokens, ...armorCallbacks(), propagateOnRejection: true });
-    let nesting = 0;
-    this._lexer = new Proxy(this._lexer, {
-      get: (lexer, property, receiver) => {
-        if (property !== 'advance') return Reflect.get(lexer, property, receiver);
-        return () => {
-          const token = lexer.advance();
-          if (OPENING.has(token.kind)) {
-            if (++nesting > MAX_NESTING) throw tooComplex(`Nesting limit of ${MAX_NESTING} exceeded.`);
-          } else if (CLOSING.has(token.kind)) {
-            nesting--;
-          }
-          return token;
-        };
-      },
-    });
-  }
-}
 const OPENING = new Set<string>([TokenKind.BRACE_L, TokenKind.BRACKET_L, TokenKind.PAREN_L]);
 const CLOSING = new Set<string>([TokenKind.BRACE_R, TokenKind.BRACKET_R, TokenKind.PAREN_R]);
 
+/**
+ * graphql-js's parser with its own `maxTokens`, and a nesting count on the same tokens: the parser
+ * recurses once per level, so a 3,000-deep selection would overflow the stack long before its
+ * 5,001st token. graphql-armor's max-tokens does the token count by wrapping the lexer in a Proxy,
+ * which made a refused 5,000-token flood cost 10x the CPU of this (bench/README.md, "Abuse").
+ */
+class LimitedParser extends Parser {
+  private nesting = 0;
+
+  constructor(source: string | Source, options?: ParseOptions) {
+    super(source, { ...options, maxTokens: GRAPHQL_LIMITS.tokens });
+  }
+
+  override advanceLexer(): void {
+    super.advanceLexer();
+    const kind = this._lexer.token.kind;
+    if (OPENING.has(kind)) {
+      if (++this.nesting > MAX_NESTING) throw tooComplex(`Nesting limit of ${MAX_NESTING} exceeded.`);
+    } else if (CLOSING.has(kind)) {
+      this.nesting--;
+    }
+  }
+}
+
 /** yoga's parse function for /graphql: the token and nesting limits while parsing. */
-export function parseWithTokenLimit(source: string | Source, options?: object): DocumentNode {
+export function parseWithLimits(source: string | Source, options?: ParseOptions): DocumentNode {
   try {
     return new LimitedParser(source, options).parseDocument();
   } catch (error) {
-    // graphql-js's own limit says "Document contains more that N tokens".
-    if (error instanceof GraphQLError && /tokens/.test(error.message) && error.extensions?.code !== QUERY_TOO_COMPLEX) {
+    // graphql-js says "Syntax Error: Document contains more that 5000 tokens. Parsing aborted."
+    if (error instanceof GraphQLError && /contains more that \d+ tokens/.test(error.message)) {
       throw tooComplex(`Token limit of ${GRAPHQL_LIMITS.tokens} exceeded.`);
     }
     throw error;

@@ -3,7 +3,7 @@ import { NoSchemaIntrospectionCustomRule, type GraphQLSchema } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { bearerToken } from './http/headers.js';
 import { createContext } from './context.js';
-import { costLimitPlugin, limitRules, parseWithTokenLimit } from './graphql-limits.js';
+import { costLimitPlugin, limitRules, parseWithLimits } from './graphql-limits.js';
 import type { Services } from './services.js';
 
 interface ServerContext {
@@ -17,7 +17,7 @@ export function createGraphqlServer(services: Services, schema: GraphQLSchema) {
   const plugins: Plugin[] = [
     // Abusive queries get a GraphQL error (code query_too_complex) before any resolver runs:
     // tokens while parsing, depth and aliases at validation, cost with the variables (src/graphql-limits.ts).
-    { onParse: ({ setParseFn }) => setParseFn(parseWithTokenLimit) },
+    { onParse: ({ setParseFn }) => setParseFn(parseWithLimits) },
     { onValidate: ({ addValidationRule }) => limitRules().forEach(addValidationRule) },
     costLimitPlugin(),
   ];
