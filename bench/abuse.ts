@@ -48,8 +48,11 @@ for (const [name, request] of [['flood', flood], ['deep', deep]] as const) {
 
 const visitorLoad = () =>
   loadFromChild({ port: server.port, connections: VISITORS, durationMs: DURATION_MS, requests: { fixed: config }, expectStatus: 200 });
+// Attackers start first and stop last: a load child's start-up (tsx) would otherwise count against the visitors.
+const ATTACK_LEAD_MS = 2000;
 const attackLoad = (request: string) =>
-  loadFromChild({ port: server.port, connections: ATTACKERS, durationMs: DURATION_MS, requests: { fixed: request }, expectStatus: 200 });
+  loadFromChild({ port: server.port, connections: ATTACKERS, durationMs: DURATION_MS + 2 * ATTACK_LEAD_MS, requests: { fixed: request }, expectStatus: 200 });
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Round {
   visitors: LoadResult;
@@ -59,7 +62,7 @@ interface Round {
 
 async function round(attacked: boolean): Promise<Round> {
   if (!attacked) return { visitors: await visitorLoad() };
-  const [visitors, floodResult, deepResult] = await Promise.all([visitorLoad(), attackLoad(flood), attackLoad(deep)]);
+  const [visitors, floodResult, deepResult] = await Promise.all([delay(ATTACK_LEAD_MS).then(visitorLoad), attackLoad(flood), attackLoad(deep)]);
   return { visitors, flood: floodResult, deep: deepResult };
 }
 

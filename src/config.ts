@@ -40,6 +40,8 @@ const envSchema = z.object({
   RATE_LIMIT_LOGIN_FAILED_PER_EMAIL: z.coerce.number().int().positive().default(5),
   RATE_LIMIT_SDK_CONFIG_PER_MINUTE: z.coerce.number().int().positive().default(600),
   RATE_LIMIT_SDK_CONSENT_PER_MINUTE: z.coerce.number().int().positive().default(120),
+  // Every /graphql request, per client address: a flood of refused queries still costs parsing.
+  RATE_LIMIT_GRAPHQL_PER_MINUTE: z.coerce.number().int().positive().default(600),
   // Trust X-Forwarded-For only when a proxy we control sets it.
   TRUST_PROXY: z.enum(['true', 'false']).default('false'),
 });
@@ -89,6 +91,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       loginFailedPerEmail: parsed.RATE_LIMIT_LOGIN_FAILED_PER_EMAIL,
       sdkConfigPerMinute: parsed.RATE_LIMIT_SDK_CONFIG_PER_MINUTE,
       sdkConsentPerMinute: parsed.RATE_LIMIT_SDK_CONSENT_PER_MINUTE,
+      graphqlPerMinute: parsed.RATE_LIMIT_GRAPHQL_PER_MINUTE,
     },
   };
 }

@@ -18,6 +18,9 @@ import {
 import { Parser } from 'graphql/language/parser.js';
 import type { Plugin } from 'graphql-yoga';
 import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexity';
+import type { Config } from './config.js';
+import type { LimitRule } from './rate-limit/index.js';
+import type { Services } from './services.js';
 
 /**
  * What one GraphQL operation may ask for (docs/security.md, "GraphQL and /graphql"). Fixed, not
@@ -33,7 +36,29 @@ export const GRAPHQL_LIMITS = {
   pageSize: 200,
   /** A field that hashes a password (login, register, changePassword): one per operation. */
   passwordCost: 3000,
+  /** Operations refused by these limits per client address and minute; then every /graphql request waits for a 429. */
+  refusedPerMinute: 30,
 } as const;
+
+/** The /graphql rate limits per client address, checked before the body is read (src/app.ts). */
+export function graphqlRateRules(config: Config): { requests: LimitRule; refused: LimitRule } {
+  return {
+    requests: { name: 'graphql', points: config.rateLimits.graphqlPerMinute, durationSeconds: 60 },
+    refused: { name: 'graphql-refused', points: GRAPHQL_LIMITS.refusedPerMinute, durationSeconds: 60 },
+  };
+}
+
+/** Counts every operation refused by the limits against its address's budget of refusals. */
+export function refusalPenaltyPlugin(services: Services): Plugin<object, { ip: string }> {
+  const { refused } = graphqlRateRules(services.config);
+  return {
+    onResultProcess({ result, serverContext }) {
+      const results = Array.isArray(result) ? result : [result];
+      const hit = results.some((one) => 'errors' in one && one.errors?.some((error) => error.extensions?.code === QUERY_TOO_COMPLEX));
+      if (hit) return services.rateLimits.penalise(refused, serverContext.ip);
+    },
+  };
+}
 
 export const QUERY_TOO_COMPLEX = 'query_too_complex';
 

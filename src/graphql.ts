@@ -3,7 +3,7 @@ import { NoSchemaIntrospectionCustomRule, type GraphQLSchema } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { bearerToken } from './http/headers.js';
 import { createContext } from './context.js';
-import { costLimitPlugin, limitRules, parseWithLimits } from './graphql-limits.js';
+import { costLimitPlugin, limitRules, parseWithLimits, refusalPenaltyPlugin } from './graphql-limits.js';
 import type { Services } from './services.js';
 
 interface ServerContext {
@@ -20,6 +20,7 @@ export function createGraphqlServer(services: Services, schema: GraphQLSchema) {
     { onParse: ({ setParseFn }) => setParseFn(parseWithLimits) },
     { onValidate: ({ addValidationRule }) => limitRules().forEach(addValidationRule) },
     costLimitPlugin(),
+    refusalPenaltyPlugin(services) as Plugin,
   ];
   if (!config.introspection) {
     plugins.push({ onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule) });
