@@ -49,7 +49,7 @@ for (const [name, request] of [['flood', flood], ['deep', deep]] as const) {
 const visitorLoad = () =>
   loadFromChild({ port: server.port, connections: VISITORS, durationMs: DURATION_MS, requests: { fixed: config }, expectStatus: 200 });
 // Attackers start first and stop last: a load child's start-up (tsx) would otherwise count against the visitors.
-const ATTACK_LEAD_MS = 2000;
+const ATTACK_LEAD_MS = Number(process.env.ATTACK_LEAD_MS ?? 4000);
 const attackLoad = (request: string) =>
   loadFromChild({ port: server.port, connections: ATTACKERS, durationMs: DURATION_MS + 2 * ATTACK_LEAD_MS, requests: { fixed: request }, expectStatus: 200 });
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -102,6 +102,36 @@ describe('GraphQL limits', () => {
   });
 });
 
+describe('/graphql rate limits per client address', () => {
+  it('after 30 refused operations in a minute, every request gets 429 rate_limited with Retry-After (main had no limit)', async () => {
+    const target = await startTestServer();
+    try {
+      const deep = `{ ${'me { '.repeat(100)}id${' }'.repeat(100)} }`;
+      for (let i = 0; i < 30; i++) expect((await gql(deep, { target })).body.errors[0].extensions.code).toBe('query_too_complex');
+      const limited = await gql('{ __typename }', { target });
+      expect(limited.status).toBe(429);
+      expect(limited.body).toEqual({ errors: [{ message: 'Too many requests', extensions: { code: 'rate_limited' } }] });
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+      // REST and the SDK are not affected.
+      expect((await target.request('GET', '/api/health')).status).toBe(200);
+    } finally {
+      await target.close();
+    }
+  });
+
+  it('counts every request against RATE_LIMIT_GRAPHQL_PER_MINUTE', async () => {
+    expect(loadConfig({}).rateLimits.graphqlPerMinute).toBe(600);
+    const target = await startTestServer({ rateLimits: { graphqlPerMinute: 2 } });
+    try {
+      expect((await gql('{ __typename }', { target })).status).toBe(200);
+      expect((await gql('{ __typename }', { target })).status).toBe(200);
+      expect((await gql('{ __typename }', { target })).status).toBe(429);
+    } finally {
+      await target.close();
+    }
+  });
+});
+
 describe('SDK fields on /graphql', () => {
   it('refuse recordConsent from a foreign origin like POST /api/sdk/v1/consent, storing nothing (main stored a receipt)', async () => {
     const t = await team(server);
