@@ -1,18 +1,21 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { GraphQLSchema } from 'graphql';
-import { errorResponse } from '../rest/errors.js';
+import { errorResponse, rateLimitHeaders } from '../rest/errors.js';
 import { RestHandler } from '../rest/handler.js';
 import { buildOpenApi } from '../rest/openapi.js';
 import type { RestResponse, RouteDef } from '../rest/route.js';
 import { Router } from '../rest/router.js';
 import { outageMonitor, UNAVAILABLE_MESSAGE } from './db/unavailable.js';
+import { AppError, type RateLimitInfo } from './errors.js';
 import { createGraphqlServer } from './graphql.js';
+import { graphqlRateRules } from './graphql-limits.js';
 import { BodyTooLarge, OPERATOR_BODY_LIMIT, readBody } from './http/body.js';
 import { InFlight } from './http/in-flight.js';
 import { requestIdFrom } from './http/request-id.js';
 import type { Services } from './services.js';
 
 const SDK_PREFIX = '/api/sdk/';
+const GRAPHQL_LIMITED_DELAY_MS = 1000;
 const SDK_CORS_HEADERS = 'Authorization, Content-Type, If-None-Match';
 const SDK_EXPOSED_HEADERS = 'ETag, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, x-request-id';
 
@@ -125,6 +128,9 @@ export function createApp(services: Services, schema: GraphQLSchema, documented:
     }
 
     if (url.pathname === '/graphql') {
+      // Before the body is read or parsed: a refused flood must cost the attacker's budget, not the CPU.
+      const limited = await graphqlRateLimit(ip);
+      if (limited) return send(req, res, limited);
       if (req.method === 'POST') {
         // The operator body limit holds here too, chunked bodies included: read it ourselves
         // and hand yoga the text (whatwg-node uses a body already read from the request).
@@ -149,6 +155,23 @@ export function createApp(services: Services, schema: GraphQLSchema, documented:
     }
     const response = await rest.run(match.route, match.params, { req, res, url, requestId, ip });
     send(req, res, response, sdk);
+  }
+
+  const graphqlRules = graphqlRateRules(services.config);
+  /** A GraphQL-shaped 429 (code rate_limited, Retry-After) once the address has used its requests or refusals. */
+  async function graphqlRateLimit(ip: string): Promise<RestResponse | null> {
+    try {
+      await services.rateLimits.check(graphqlRules.refused, ip);
+      await services.rateLimits.consume(graphqlRules.requests, ip);
+      return null;
+    } catch (error) {
+      if (!(error instanceof AppError) || error.code !== 'rate_limited') throw error;
+      const rate = error.extensions.rateLimit as RateLimitInfo;
+      // The answer waits a second: a client that floods without reading Retry-After is paced by its own
+      // connections instead of taking the CPU from everyone else (a timer costs the server nothing).
+      await new Promise((resolve) => setTimeout(resolve, GRAPHQL_LIMITED_DELAY_MS));
+      return { status: 429, body: { errors: [{ message: error.message, extensions: { code: error.code } }] }, headers: rateLimitHeaders(rate) };
+    }
   }
 
   return {

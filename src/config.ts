@@ -19,12 +19,29 @@ const envSchema = z.object({
   GIT_COMMIT: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   GRAPHQL_INTROSPECTION: z.enum(['true', 'false']).optional(),
+  // Origins whose pages may call /graphql from a browser (CORS); none by default: same origin only.
+  GRAPHQL_CORS_ORIGINS: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      const origins = (value ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
+      return origins.map((entry) => {
+        const url = URL.canParse(entry) ? new URL(entry) : null;
+        // As a browser sends it: http(s)://host[:port], no path, no wildcard.
+        if (!url || !/^https?:$/.test(url.protocol) || url.pathname !== '/' || url.search || url.hash || url.username || entry.includes('*')) {
+          ctx.addIssue({ code: 'custom', message: `${entry} is not an origin (scheme://host[:port])` });
+        }
+        return url?.origin ?? entry;
+      });
+    }),
   // Rate limits (decisions.md "Auth" defaults).
   RATE_LIMIT_REGISTER_PER_HOUR: z.coerce.number().int().positive().default(10),
   RATE_LIMIT_LOGIN_PER_IP: z.coerce.number().int().positive().default(20),
   RATE_LIMIT_LOGIN_FAILED_PER_EMAIL: z.coerce.number().int().positive().default(5),
   RATE_LIMIT_SDK_CONFIG_PER_MINUTE: z.coerce.number().int().positive().default(600),
   RATE_LIMIT_SDK_CONSENT_PER_MINUTE: z.coerce.number().int().positive().default(120),
+  // Every /graphql request, per client address: a flood of refused queries still costs parsing.
+  RATE_LIMIT_GRAPHQL_PER_MINUTE: z.coerce.number().int().positive().default(600),
   // Trust X-Forwarded-For only when a proxy we control sets it.
   TRUST_PROXY: z.enum(['true', 'false']).default('false'),
   // Database unavailable (extensions.md section 1): the longest wait for a connection, and the receipts that may wait.
@@ -68,6 +85,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     gitCommit: parsed.GIT_COMMIT ?? null,
     logLevel: parsed.LOG_LEVEL,
     introspection: parsed.GRAPHQL_INTROSPECTION ? parsed.GRAPHQL_INTROSPECTION === 'true' : !production,
+    graphqlCorsOrigins: parsed.GRAPHQL_CORS_ORIGINS,
     trustProxy: parsed.TRUST_PROXY === 'true',
     databaseWaitMs: parsed.DATABASE_WAIT_MS,
     receiptQueueLimit: parsed.RECEIPT_QUEUE_LIMIT,
@@ -78,6 +96,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       loginFailedPerEmail: parsed.RATE_LIMIT_LOGIN_FAILED_PER_EMAIL,
       sdkConfigPerMinute: parsed.RATE_LIMIT_SDK_CONFIG_PER_MINUTE,
       sdkConsentPerMinute: parsed.RATE_LIMIT_SDK_CONSENT_PER_MINUTE,
+      graphqlPerMinute: parsed.RATE_LIMIT_GRAPHQL_PER_MINUTE,
     },
   };
 }

@@ -44,7 +44,7 @@ function expectRateLimited(res: Awaited<ReturnType<TestServer['request']>>, limi
 
 describe('defaults', () => {
   it('are the decisions: register 10/IP/hour, login 20/IP/15 min and 5 failed/e-mail/15 min, SDK 600 and 120 per minute', () => {
-    expect(DEFAULTS).toEqual({ registerPerHour: 10, loginPerIp: 20, loginFailedPerEmail: 5, sdkConfigPerMinute: 600, sdkConsentPerMinute: 120 });
+    expect(DEFAULTS).toEqual({ registerPerHour: 10, loginPerIp: 20, loginFailedPerEmail: 5, sdkConfigPerMinute: 600, sdkConsentPerMinute: 120, graphqlPerMinute: 600 });
     expect(
       loadConfig({ RATE_LIMIT_REGISTER_PER_HOUR: '3', RATE_LIMIT_LOGIN_PER_IP: '4', RATE_LIMIT_LOGIN_FAILED_PER_EMAIL: '2' }).rateLimits,
     ).toMatchObject({ registerPerHour: 3, loginPerIp: 4, loginFailedPerEmail: 2 });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { renderEvidenceCsv } from '../../src/evidence/csv.js';
 import { EVIDENCE_HTML_CSP, renderEvidenceHtml } from '../../src/evidence/html.js';
+import { htmlPageHeaders } from '../../src/http/html-headers.js';
 import { errorResponse } from '../errors.js';
 import { route, type RestResponse } from '../route.js';
 import { ErrorBody, sessionErrors, timestamp } from '../schemas.js';
@@ -86,7 +87,7 @@ export const evidenceRoutes = [
           'Content-Disposition': `${download ? 'attachment' : 'inline'}; filename="${filename}"`,
           'Cache-Control': 'private, no-store',
           'X-Content-Type-Options': 'nosniff',
-          ...(format === 'html' && { 'Content-Security-Policy': EVIDENCE_HTML_CSP }),
+          ...(format === 'html' && htmlPageHeaders(EVIDENCE_HTML_CSP)),
         },
       };
     },

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { IncomingMessage } from 'node:http';
 import { AppError } from '../../src/errors.js';
 import { bearerToken, headerValue } from '../../src/http/headers.js';
+import { htmlPageHeaders } from '../../src/http/html-headers.js';
 import type { Services } from '../../src/services.js';
 import { sdkConfigFromMemory, type SdkConfig } from '../../src/sdk/config.js';
 import { consentBody } from '../../src/sdk/consent.js';
@@ -229,7 +230,9 @@ ${script.replaceAll('<script>', `<script nonce="${nonce}">`)}
     headers: {
       'Content-Type': 'text/html; charset=utf-8',
       'Cache-Control': 'no-store',
-      'Content-Security-Policy': `default-src 'none'; script-src 'self' 'nonce-${nonce}'; connect-src 'self'; style-src 'self' 'unsafe-inline'; img-src https: data:; base-uri 'none'; form-action 'none'`,
+      ...htmlPageHeaders(
+        `default-src 'none'; script-src 'self' 'nonce-${nonce}'; connect-src 'self'; style-src 'self' 'unsafe-inline'; img-src https: data:; base-uri 'none'; form-action 'none'`,
+      ),
       'Referrer-Policy': 'no-referrer',
       'X-Content-Type-Options': 'nosniff',
     },
