@@ -151,11 +151,39 @@ describe('configuration (decisions.md, Configuration)', () => {
     expect(loadConfig({ PORT: '', DATABASE_URL: '' })).toMatchObject({ port: 3000, databaseUrl: undefined });
   });
 
-  it('refuses bad values with one readable line, and a production mock provider without a secret', () => {
+  it('refuses bad values with one readable line, and the mock billing provider in production', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/Invalid configuration: PORT/);
     expect(() => loadConfig({ LOG_LEVEL: 'loud' })).toThrow(/LOG_LEVEL/);
     expect(() => loadConfig({ BILLING_PROVIDER: 'paypal' })).toThrow(/BILLING_PROVIDER/);
-    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/BILLING_WEBHOOK_SECRET/);
+    expect(() => loadConfig({ TRUST_PROXY: 'yes' })).toThrow(/TRUST_PROXY/);
+    // Before the fix a secret was enough for the mock provider (whose checkout grants any plan) in production.
+    expect(() => loadConfig({ NODE_ENV: 'production', BILLING_WEBHOOK_SECRET: 'set' })).toThrow(/BILLING_PROVIDER/);
+    expect(loadConfig({ NODE_ENV: 'production', BILLING_PROVIDER: 'stripe' }).production).toBe(true);
+  });
+
+  it('reads TRUST_PROXY as false, true (one proxy) or a number of proxies', () => {
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(1);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+  });
+
+  // Fails on the old main: the process started and served the mock checkout (exit code null after SIGKILL, no message).
+  it('production with BILLING_PROVIDER=mock does not start: exit 1 and a message naming the variable', async () => {
+    const { DATABASE_URL: _url, ...inherited } = process.env;
+    const child = spawn(TSX, [join(ROOT, 'src/main.ts')], {
+      cwd: ROOT,
+      env: { ...inherited, NODE_ENV: 'production', BILLING_PROVIDER: 'mock', BILLING_WEBHOOK_SECRET: 'set', DATA_DIR: 'memory://', PORT: String(await freePort()) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    children.push(child);
+    let output = '';
+    child.stdout!.on('data', (chunk) => (output += chunk));
+    child.stderr!.on('data', (chunk) => (output += chunk));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code).toBe(1);
+    expect(output).toContain('BILLING_PROVIDER');
+    expect(output).not.toMatch(/\n\s+at /); // one line, not a stack
   });
 });
 

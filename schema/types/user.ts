@@ -92,6 +92,6 @@ builder.mutationFields((t) => ({
     description: 'Changes the password and revokes every session of the user, this one included.',
     authScopes: { loggedIn: true },
     args: { input: t.arg({ type: ChangePasswordInput, required: true }) },
-    resolve: (_root, { input }, ctx) => changePassword(ctx.services, ctx.access.requireViewer().id, input),
+    resolve: (_root, { input }, ctx) => changePassword(ctx.services, ctx.ip, ctx.access.requireViewer().id, input),
   }),
 }));

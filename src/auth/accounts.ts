@@ -23,7 +23,28 @@ const rules = (services: Services) => {
   return {
     register: { name: 'register-ip', points: limits.registerPerHour, durationSeconds: 3600 },
     loginIp: { name: 'login-ip', points: limits.loginPerIp, durationSeconds: 900 },
-    loginEmail: { name: 'login-email-failed', points: limits.loginFailedPerEmail, durationSeconds: 900 },
+    failedPerAddress: { name: 'login-failed-email-address', points: limits.loginFailedPerEmailAndAddress, durationSeconds: 900 },
+    failedPerEmail: { name: 'login-failed-email', points: limits.loginFailedPerEmail, durationSeconds: 900 },
+  };
+};
+
+/**
+ * Wrong passwords count against the e-mail from this client address (5 per 15 min) and against
+ * the e-mail over all addresses (50): a flood from one address locks out only that address, so
+ * the owner still signs in from theirs. The address comes first in the key: it holds no `|`.
+ */
+const failedLogins = (services: Services, ip: string, email: string) => {
+  const limits = rules(services);
+  const perAddress = `${ip}|${email}`;
+  return {
+    /** Refuses (429) while either budget is spent, without counting. */
+    check: async () => {
+      await services.rateLimits.check(limits.failedPerAddress, perAddress);
+      await services.rateLimits.check(limits.failedPerEmail, email);
+    },
+    failed: () =>
+      Promise.all([services.rateLimits.penalise(limits.failedPerAddress, perAddress), services.rateLimits.penalise(limits.failedPerEmail, email)]),
+    succeeded: () => services.rateLimits.reset(limits.failedPerAddress, perAddress),
   };
 };
 
@@ -32,7 +53,7 @@ const publicUser = { id: true, email: true, name: true, createdAt: true } as con
 export async function register(services: Services, ip: string, input: unknown) {
   await services.rateLimits.consume(rules(services).register, ip);
   const data = parseInput(registerInput, input);
-  const passwordHash = await hashPassword(data.password);
+  const passwordHash = await hashPassword(data.password, services.config.passwordHashLogN);
   try {
     return await services.db.prisma.user.create({
       data: { email: data.email, name: data.name, passwordHash, createdAt: services.now() },
@@ -45,22 +66,22 @@ export async function register(services: Services, ip: string, input: unknown) {
 }
 
 export async function login(services: Services, ip: string, input: unknown) {
-  const limits = rules(services);
-  await services.rateLimits.consume(limits.loginIp, ip);
+  await services.rateLimits.consume(rules(services).loginIp, ip);
   const data = parseInput(loginInput, input);
-  await services.rateLimits.check(limits.loginEmail, data.email);
+  const failures = failedLogins(services, ip, data.email);
+  await failures.check();
   const user = await services.db.prisma.user.findUnique({ where: { email: data.email } });
   // Hash against a dummy when the e-mail is unknown: both failures take the same time.
-  const valid = await verifyPassword(data.password, user?.passwordHash ?? (await dummyPasswordHash));
+  const valid = await verifyPassword(data.password, user?.passwordHash ?? (await dummyPasswordHash(services.config.passwordHashLogN)));
   if (!user || !valid) {
-    await services.rateLimits.penalise(limits.loginEmail, data.email);
+    await failures.failed();
     throw invalidCredentials();
   }
-  await services.rateLimits.reset(limits.loginEmail, data.email);
-  if (needsRehash(user.passwordHash)) {
+  await failures.succeeded();
+  if (needsRehash(user.passwordHash, services.config.passwordHashLogN)) {
     await services.db.prisma.user.update({
       where: { id: user.id },
-      data: { passwordHash: await hashPassword(data.password) },
+      data: { passwordHash: await hashPassword(data.password, services.config.passwordHashLogN) },
     });
   }
   const token = await createSession(services, user.id);
@@ -72,13 +93,20 @@ export async function logout(services: Services, bearer: string | undefined) {
   return { success: true };
 }
 
-export async function changePassword(services: Services, userId: string, input: unknown) {
+/** A wrong `currentPassword` is a failed login: a stolen session cannot guess the password unthrottled. */
+export async function changePassword(services: Services, ip: string, userId: string, input: unknown) {
   const data = parseInput(changePasswordInput, input);
   const user = await services.db.prisma.user.findUniqueOrThrow({ where: { id: userId } });
-  if (!(await verifyPassword(data.currentPassword, user.passwordHash))) throw invalidCredentials();
+  const failures = failedLogins(services, ip, user.email);
+  await failures.check();
+  if (!(await verifyPassword(data.currentPassword, user.passwordHash))) {
+    await failures.failed();
+    throw invalidCredentials();
+  }
+  await failures.succeeded();
   await services.db.prisma.user.update({
     where: { id: userId },
-    data: { passwordHash: await hashPassword(data.newPassword) },
+    data: { passwordHash: await hashPassword(data.newPassword, services.config.passwordHashLogN) },
   });
   // Every session goes, the caller's included: the contract says all.
   await revokeAllSessions(services, userId);
