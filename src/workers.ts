@@ -1,9 +1,10 @@
+import { sessionPurgeWorker } from './auth/sessions.js';
 import { billingScheduleWorker } from './billing/schedule.js';
 import { startSdkCacheListener } from './sdk/cache.js';
 import type { Services } from './services.js';
 import { startWebhookWorker } from './webhooks/worker.js';
 
-/** A background job inside the service (webhook delivery, billing schedules). */
+/** A background job inside the service (webhook delivery, billing schedules, session purge). */
 export interface Worker {
   name: string;
   /** Stops taking new work and finishes (or hands back) what it holds. */
@@ -16,5 +17,6 @@ export function startWorkers(services: Services): Worker[] {
     billingScheduleWorker(services),
     startSdkCacheListener(services),
     startWebhookWorker(services),
+    sessionPurgeWorker(services),
   ];
 }

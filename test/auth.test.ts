@@ -320,3 +320,24 @@ describe('password hashing (src/auth/passwords.ts)', () => {
     }
   });
 });
+
+// Fails on the old main: nothing ever deleted an expired session row.
+describe('expired sessions', () => {
+  it('are purged by the session-purge worker (SESSION_PURGE_INTERVAL_MS); live ones stay', async () => {
+    let now = new Date('2026-11-22T10:00:00.000Z');
+    const purging = await startTestServer({ sessionPurgeIntervalMs: 50 }, { now: () => now });
+    try {
+      expect(loadConfig({}).sessionPurgeIntervalMs).toBe(3_600_000);
+      const old = await operator(purging, 'Expiring');
+      now = new Date(now.getTime() + 31 * 24 * 60 * 60 * 1000); // past the 30-day lifetime
+      const live = (await purging.request('POST', LOGIN, { body: { email: old.email, password: PASSWORD } })).body.token;
+      const count = async (token: string) =>
+        (await purging.services.db.query('SELECT id FROM sessions WHERE token_hash = $1', [createHash('sha256').update(token).digest('hex')])).length;
+      await vi.waitFor(async () => expect(await count(old.token)).toBe(0), { timeout: 10_000, interval: 50 });
+      expect(await count(live)).toBe(1);
+      expect((await purging.request('GET', ME, { token: live })).status).toBe(200);
+    } finally {
+      await purging.close();
+    }
+  });
+});
