@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -10,6 +10,8 @@ import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { listMigrations } from '../src/db/migrate.js';
 import { PASSWORD } from './helpers/fixtures.js';
+import { startTestServer } from './helpers/server.js';
+import { socketPathFor } from '../src/db/socket.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
@@ -261,5 +263,32 @@ describe('graceful shutdown', () => {
     expect(JSON.parse(answered.text).user.name).toBe('Slow');
     expect(await service.exited).toBe(0);
     expect(service.lines.some((line) => line.msg === 'request' && line.status === 201)).toBe(true);
+  });
+});
+
+// Fails on the old main: DATA_DIR was 0755 with 0644 files and a socket anyone on the machine could connect to.
+describe('the embedded database on disk', () => {
+  it('keeps DATA_DIR (0700), its files (0600) and the socket (0600) private to the service user', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'private-data-'));
+    temps.push(dataDir);
+    chmodSync(dataDir, 0o755);
+    writeFileSync(join(dataDir, 'left-by-an-older-version'), 'x', { mode: 0o644 });
+    const server = await startTestServer({ databaseUrl: undefined, dataDir });
+    try {
+      const mode = (path: string) => statSync(path).mode & 0o777;
+      expect(mode(dataDir)).toBe(0o700);
+      expect(mode(socketPathFor(dataDir))).toBe(0o600);
+      const walk = (dir: string): string[] =>
+        readdirSync(dir).flatMap((name) => {
+          const path = join(dir, name);
+          const stat = lstatSync(path);
+          return stat.isDirectory() ? [path, ...walk(path)] : stat.isFile() ? [path] : [];
+        });
+      const entries = walk(dataDir);
+      expect(entries.length).toBeGreaterThan(10);
+      for (const path of entries) expect([path, mode(path)]).toEqual([path, statSync(path).isDirectory() ? 0o700 : 0o600]);
+    } finally {
+      await server.close();
+    }
   });
 });
