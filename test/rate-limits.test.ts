@@ -133,6 +133,16 @@ describe('with the default limits', () => {
     expect((await login(server, owner, address)).status).toBe(200);
   });
 
+  // Fails on the old main, which checked the budget before hashing and counted after: parallel guesses all got through.
+  it('counts concurrent guesses: no more than 5 of 12 sent at once are tried', async () => {
+    const address = email();
+    const ip = newIp();
+    expect((await register(server, newIp(), address)).status).toBe(201);
+    const statuses = (await Promise.all(Array.from({ length: 12 }, (_, i) => login(server, ip, address, `parallel guess ${i}`)))).map((r) => r.status);
+    expect(statuses.filter((status) => status === 401)).toHaveLength(5);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(7);
+  });
+
   // Fails on the old main: a wrong currentPassword was not counted, so a stolen session could guess without limit.
   it('counts a wrong currentPassword on POST /auth/password as a failed login', async () => {
     const address = email();

@@ -32,19 +32,21 @@ const rules = (services: Services) => {
  * Wrong passwords count against the e-mail from this client address (5 per 15 min) and against
  * the e-mail over all addresses (50): a flood from one address locks out only that address, so
  * the owner still signs in from theirs. The address comes first in the key: it holds no `|`.
+ *
+ * Every attempt is counted before the password is checked and given back when it was right, so
+ * concurrent guesses cannot all slip through one check before the first failure is counted.
  */
 const failedLogins = (services: Services, ip: string, email: string) => {
   const limits = rules(services);
   const perAddress = `${ip}|${email}`;
   return {
-    /** Refuses (429) while either budget is spent, without counting. */
-    check: async () => {
-      await services.rateLimits.check(limits.failedPerAddress, perAddress);
-      await services.rateLimits.check(limits.failedPerEmail, email);
+    /** Counts the attempt; 429 while either budget is spent (even for the right password). */
+    attempt: async () => {
+      await services.rateLimits.consume(limits.failedPerAddress, perAddress);
+      await services.rateLimits.consume(limits.failedPerEmail, email);
     },
-    failed: () =>
-      Promise.all([services.rateLimits.penalise(limits.failedPerAddress, perAddress), services.rateLimits.penalise(limits.failedPerEmail, email)]),
-    succeeded: () => services.rateLimits.reset(limits.failedPerAddress, perAddress),
+    succeeded: () =>
+      Promise.all([services.rateLimits.reset(limits.failedPerAddress, perAddress), services.rateLimits.reward(limits.failedPerEmail, email)]),
   };
 };
 
@@ -69,14 +71,11 @@ export async function login(services: Services, ip: string, input: unknown) {
   await services.rateLimits.consume(rules(services).loginIp, ip);
   const data = parseInput(loginInput, input);
   const failures = failedLogins(services, ip, data.email);
-  await failures.check();
+  await failures.attempt();
   const user = await services.db.prisma.user.findUnique({ where: { email: data.email } });
   // Hash against a dummy when the e-mail is unknown: both failures take the same time.
   const valid = await verifyPassword(data.password, user?.passwordHash ?? (await dummyPasswordHash(services.config.passwordHashLogN)));
-  if (!user || !valid) {
-    await failures.failed();
-    throw invalidCredentials();
-  }
+  if (!user || !valid) throw invalidCredentials();
   await failures.succeeded();
   if (needsRehash(user.passwordHash, services.config.passwordHashLogN)) {
     await services.db.prisma.user.update({
@@ -98,11 +97,8 @@ export async function changePassword(services: Services, ip: string, userId: str
   const data = parseInput(changePasswordInput, input);
   const user = await services.db.prisma.user.findUniqueOrThrow({ where: { id: userId } });
   const failures = failedLogins(services, ip, user.email);
-  await failures.check();
-  if (!(await verifyPassword(data.currentPassword, user.passwordHash))) {
-    await failures.failed();
-    throw invalidCredentials();
-  }
+  await failures.attempt();
+  if (!(await verifyPassword(data.currentPassword, user.passwordHash))) throw invalidCredentials();
   await failures.succeeded();
   await services.db.prisma.user.update({
     where: { id: userId },

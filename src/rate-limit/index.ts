@@ -70,15 +70,9 @@ export class RateLimits {
       );
   }
 
-  /** Throws `rate_limited` if the rule is already exhausted for the key, without counting. */
-  async check(rule: LimitRule, key: string): Promise<void> {
-    const state = await this.limiter(rule).get(key);
-    if (state && state.consumedPoints >= rule.points) throw rateLimited(describe(rule, state));
-  }
-
-  /** Counts one hit without throwing (e.g. a failed login against the e-mail's budget). */
-  async penalise(rule: LimitRule, key: string): Promise<void> {
-    await this.limiter(rule).penalty(key, 1);
+  /** Gives one counted hit back (an attempt counted up front that turned out fine). */
+  async reward(rule: LimitRule, key: string): Promise<void> {
+    await this.limiter(rule).reward(key, 1);
   }
 
   async reset(rule: LimitRule, key: string): Promise<void> {
