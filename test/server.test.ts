@@ -290,5 +290,5 @@ describe('the embedded database on disk', () => {
     } finally {
       await server.close();
     }
-  });
+  }, 180_000); // a database on disk: migrations take long on a loaded machine
 });
