@@ -9,6 +9,7 @@ import { outageMonitor, UNAVAILABLE_MESSAGE } from './db/unavailable.js';
 import { AppError, type RateLimitInfo } from './errors.js';
 import { createGraphqlServer } from './graphql.js';
 import { graphqlRateRules } from './graphql-limits.js';
+import { clientAddress } from './http/client-address.js';
 import { BodyTooLarge, OPERATOR_BODY_LIMIT, readBody } from './http/body.js';
 import { InFlight } from './http/in-flight.js';
 import { requestIdFrom } from './http/request-id.js';
@@ -113,7 +114,7 @@ export function createApp(services: Services, schema: GraphQLSchema, documented:
 
   async function handle(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    const ip = clientIp(req, services.config.trustProxy);
+    const ip = clientAddress(req, services.config.trustProxy);
     const sdk = url.pathname.startsWith(SDK_PREFIX);
     if (sdk) {
       const cors = sdkCorsHeaders(req.headers.origin);
@@ -246,13 +247,4 @@ function send(req: IncomingMessage, res: ServerResponse, response: RestResponse,
   if (payload !== undefined) headers.push('Content-Length', String(Buffer.byteLength(payload)));
   res.writeHead(response.status, headers);
   res.end(req.method === 'HEAD' ? undefined : payload);
-}
-
-function clientIp(req: IncomingMessage, trustProxy: boolean): string {
-  if (trustProxy) {
-    const forwarded = req.headers['x-forwarded-for'];
-    const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim();
-    if (first) return first;
-  }
-  return req.socket.remoteAddress ?? 'unknown';
 }

@@ -124,7 +124,7 @@ describe('introspection and GraphiQL', () => {
   });
 
   it('are off in production; introspection can be turned on with GRAPHQL_INTROSPECTION', async () => {
-    const base = { NODE_ENV: 'production', BILLING_WEBHOOK_SECRET: 'test-secret' };
+    const base = { NODE_ENV: 'production', BILLING_PROVIDER: 'stripe', STRIPE_SECRET_KEY: 'sk_test_unused', BILLING_WEBHOOK_SECRET: 'test-secret' };
     expect(loadConfig(base).introspection).toBe(false);
     expect(loadConfig({ ...base, GRAPHQL_INTROSPECTION: 'true' }).introspection).toBe(true);
     expect(loadConfig({ GRAPHQL_INTROSPECTION: 'false' }).introspection).toBe(false);

@@ -258,3 +258,26 @@ describe('SDK consent rate limit', () => {
     expect((await s.post({ ...s.valid, installationId: 'another-installation' })).status).toBe(201);
   });
 });
+
+describe('SDK consent rate limit per key and client address', () => {
+  let proxied: TestServer;
+  beforeAll(async () => {
+    proxied = await startTestServer({ trustProxy: true, rateLimits: { sdkConsentPerMinute: 2, sdkConsentPerAddressPerMinute: 3 } });
+  });
+  afterAll(() => proxied?.close());
+
+  // Fails on the old main: rotating installation ids gave one client unlimited receipts (201 every time).
+  it('stops one client rotating installation ids at its own allowance, and a visitor still records', async () => {
+    const s = await setup(proxied);
+    const attacker = { 'x-forwarded-for': '203.0.113.9' };
+    for (let i = 0; i < 3; i++) expect((await s.post({ ...s.valid, installationId: `rotating-${i}-abcdef` }, { headers: attacker })).status).toBe(201);
+    const refused = await s.post({ ...s.valid, installationId: 'rotating-9-abcdef' }, { headers: attacker });
+    expect(refused.status).toBe(429);
+    expect(refused.body).toEqual({ error: expect.any(String), code: 'rate_limited' });
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(refused.headers.get('x-ratelimit-limit')).toBe('3');
+    const stored = await proxied.services.db.query('SELECT id FROM receipts WHERE project_id = $1', [s.project.id]);
+    expect(stored).toHaveLength(3);
+    expect((await s.post(s.valid, { headers: { 'x-forwarded-for': '198.51.100.30' } })).status).toBe(201);
+  });
+});

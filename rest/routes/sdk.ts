@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { IncomingMessage } from 'node:http';
 import { AppError } from '../../src/errors.js';
+import { clientAddress } from '../../src/http/client-address.js';
 import { bearerToken, headerValue } from '../../src/http/headers.js';
 import { htmlPageHeaders } from '../../src/http/html-headers.js';
 import type { Services } from '../../src/services.js';
@@ -103,7 +104,11 @@ function configResponse(config: ConfigData, ifNoneMatch: string | string[] | und
  * is the version's cached bytes. Anything else (first request, `key` query, refusal) runs SdkConfig.
  */
 function configFromMemory(req: IncomingMessage, services: Services): Promise<RestResponse> | undefined {
-  const config = sdkConfigFromMemory(services, { token: bearerToken(req.headers.authorization), origin: headerValue(req.headers.origin) });
+  const config = sdkConfigFromMemory(services, {
+    token: bearerToken(req.headers.authorization),
+    origin: headerValue(req.headers.origin),
+    address: clientAddress(req, services.config.trustProxy),
+  });
   return config?.then(
     (data) => configResponse(data, req.headers['if-none-match']),
     (error: unknown) => {

@@ -79,7 +79,7 @@ builder.queryFields((t) => ({
     type: SdkConfigRef,
     description: 'SDK: the published config for the Bearer publishable key (or `key`, for compatibility)',
     args: { key: t.arg.string() },
-    resolve: (_root, args, ctx) => sdkConfig(ctx.services, { token: ctx.bearer ?? args.key ?? undefined, origin: ctx.origin }),
+    resolve: (_root, args, ctx) => sdkConfig(ctx.services, { token: ctx.bearer ?? args.key ?? undefined, origin: ctx.origin, address: ctx.ip }),
   }),
   publishableKeyStatus: t.field({
     type: KeyStatus,
@@ -94,6 +94,6 @@ builder.mutationField('recordConsent', (t) =>
     type: ConsentReceiptAck,
     description: 'SDK: stores an append-only consent receipt for the Bearer publishable key',
     args: { input: t.arg({ type: 'JSON', required: true }) },
-    resolve: (_root, args, ctx) => recordConsent(ctx.services, { token: ctx.bearer, origin: ctx.origin }, args.input),
+    resolve: (_root, args, ctx) => recordConsent(ctx.services, { token: ctx.bearer, origin: ctx.origin, address: ctx.ip }, args.input),
   }),
 );

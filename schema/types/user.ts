@@ -99,6 +99,6 @@ builder.mutationFields((t) => ({
     authScopes: { loggedIn: true },
     extensions: HASHES_PASSWORD,
     args: { input: t.arg({ type: ChangePasswordInput, required: true }) },
-    resolve: (_root, { input }, ctx) => changePassword(ctx.services, ctx.access.requireViewer().id, input),
+    resolve: (_root, { input }, ctx) => changePassword(ctx.services, ctx.ip, ctx.access.requireViewer().id, input),
   }),
 }));

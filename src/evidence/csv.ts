@@ -1,5 +1,6 @@
 import { stringify } from 'csv-stringify/sync';
 import { NOTICE_FIELDS } from '../consent/config.js';
+import { CSV_CAST } from '../csv.js';
 import type { EvidenceDocument } from './html.js';
 
 /**
@@ -9,7 +10,7 @@ import type { EvidenceDocument } from './html.js';
  *   2. purposes: key, name, description, required, category, sortOrder, id, categoryId
  *   3. categories: id, name, sortOrder
  * Text cells that a spreadsheet would run as a formula (= + - @ tab CR first)
- * get a leading apostrophe; numbers and booleans are written as they are.
+ * get a leading apostrophe (src/csv.ts); numbers and booleans are written as they are.
  */
 export function renderEvidenceCsv({ project, evidence, generatedAt }: EvidenceDocument): string {
   const { version, config, publishedBy, hashes } = evidence;
@@ -45,14 +46,10 @@ export function renderEvidenceCsv({ project, evidence, generatedAt }: EvidenceDo
   ]);
   const categories = config.categories.map((category) => [category.id, category.name, category.sortOrder]);
 
-  const options = { cast: { string: neutralizeFormula, boolean: (value: boolean) => String(value) } };
+  const options = { cast: CSV_CAST };
   return [
     stringify([['field', 'value'], ...fields], options),
     stringify([['purpose.key', 'purpose.name', 'purpose.description', 'purpose.required', 'purpose.category', 'purpose.sortOrder', 'purpose.id', 'purpose.categoryId'], ...purposes], options),
     stringify([['category.id', 'category.name', 'category.sortOrder'], ...categories], options),
   ].join('\n');
-}
-
-function neutralizeFormula(value: string): string {
-  return /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
 }

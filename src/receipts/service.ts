@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { stringify } from 'csv-stringify';
+import { CSV_CAST } from '../csv.js';
 import { z } from 'zod';
 import { validationFailed } from '../errors.js';
 import type { Services } from '../services.js';
@@ -196,7 +197,8 @@ export function exportReceipts(services: Services, request: ExportRequest): Read
       }
     })(),
   );
-  const csv = stringify({ header: true, columns: [...EXPORT_COLUMNS], cast: { boolean: (value) => String(value) } });
+  // Visitor-supplied text (sdkVersion) reaches operators' spreadsheets: cells are neutralised (src/csv.ts).
+  const csv = stringify({ header: true, columns: [...EXPORT_COLUMNS], cast: CSV_CAST });
   records.on('error', (error) => csv.destroy(error));
   return records.pipe(csv);
 }

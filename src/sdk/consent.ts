@@ -36,7 +36,7 @@ export interface ConsentAck {
  */
 export async function recordConsent(
   services: Services,
-  caller: { token: string | undefined; origin: string | undefined },
+  caller: { token: string | undefined; origin: string | undefined; address: string },
   input: unknown,
 ): Promise<ConsentAck> {
   const { keyId, project } = await authenticateSdk(services, caller.token, caller.origin);
@@ -46,8 +46,15 @@ export async function recordConsent(
     throw invalidBody(issue.path.length ? `${issue.path.join('.')}: ${issue.message}` : issue.message);
   }
   const body = parsed.data;
+  const limits = services.config.rateLimits;
+  // Per key and client address first: rotating installation ids gets one client no further than
+  // its own allowance, and never into a real visitor's (docs/security.md).
   await services.rateLimits.consume(
-    { name: 'sdk-consent', points: services.config.rateLimits.sdkConsentPerMinute, durationSeconds: 60 },
+    { name: 'sdk-consent-address', points: limits.sdkConsentPerAddressPerMinute, durationSeconds: 60 },
+    `${keyId}|${caller.address}`,
+  );
+  await services.rateLimits.consume(
+    { name: 'sdk-consent', points: limits.sdkConsentPerMinute, durationSeconds: 60 },
     `${project.projectId}:${body.installationId}`,
   );
 

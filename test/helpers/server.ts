@@ -51,8 +51,13 @@ export type TestOverrides = Partial<Omit<Config, 'rateLimits'>> & { rateLimits?:
 const GENEROUS_AUTH_LIMITS: Partial<Config['rateLimits']> = {
   registerPerHour: 100_000,
   loginPerIp: 100_000,
+  loginFailedPerEmailAndAddress: 100_000,
   loginFailedPerEmail: 100_000,
 };
+
+// scrypt at N=2^10 instead of production's 2^17: every register and login is ~100 times cheaper.
+// test/auth.test.ts proves the default cost and the rehash at login on a server of its own.
+const TEST_PASSWORD_HASH_LOG_N = 10;
 
 export async function startTestServer(
   overrides: TestOverrides = {},
@@ -66,6 +71,7 @@ export async function startTestServer(
       dataDir: 'memory://',
       logLevel: (process.env.TEST_LOG_LEVEL as Config['logLevel']) ?? 'silent',
       nodeEnv: 'test',
+      passwordHashLogN: TEST_PASSWORD_HASH_LOG_N,
       ...overrides,
       rateLimits: { ...loadConfig().rateLimits, ...GENEROUS_AUTH_LIMITS, ...overrides.rateLimits },
       databaseUrl,
