@@ -7,8 +7,9 @@ export default defineConfig({
   resolve: { alias: [{ find: /^graphql$/, replacement: fileURLToPath(new URL('node_modules/graphql/index.js', import.meta.url)) }] },
   test: {
     include: ['test/**/*.test.ts', 'sdk/test/**/*.test.ts'],
-    // The service serves sdk/dist: rebuild it first when the SDK's sources are newer.
-    globalSetup: ['test/helpers/build-sdk.ts'],
+    // The service serves sdk/dist: rebuild it first when the SDK's sources are newer. Chromium for the
+    // browser tests: found, or installed from Debian when missing and running as root.
+    globalSetup: ['test/helpers/build-sdk.ts', 'test/helpers/chromium.ts'],
     // Each file starts its own server and database; two cores, so keep parallelism modest.
     pool: 'forks',
     maxWorkers: 2,
