@@ -25,8 +25,12 @@ export interface Connection {
   exec(sql: string): Promise<void>;
 }
 
-export async function openDatabase(options: { databaseUrl?: string; dataDir: string }): Promise<Database> {
-  return options.databaseUrl ? openPostgres(options.databaseUrl) : openPglite(options.dataDir);
+/**
+ * `image`: a dump (PGlite `dumpDataDir`) an empty in-memory embedded database starts from instead of running
+ * initdb; the test suite makes one migrated image and clones it for every test server.
+ */
+export async function openDatabase(options: { databaseUrl?: string; dataDir: string }, image?: Blob): Promise<Database> {
+  return options.databaseUrl ? openPostgres(options.databaseUrl) : openPglite(options.dataDir, image);
 }
 
 function openPostgres(url: string): Database {
@@ -58,10 +62,10 @@ function openPostgres(url: string): Database {
   };
 }
 
-async function openPglite(dataDir: string): Promise<Database> {
+async function openPglite(dataDir: string, image?: Blob): Promise<Database> {
   const inMemory = dataDir.startsWith('memory://');
   if (!inMemory) mkdirSync(resolve(dataDir), { recursive: true });
-  const db = await PGlite.create(inMemory ? dataDir : resolve(dataDir));
+  const db = await PGlite.create(inMemory ? dataDir : resolve(dataDir), { loadDataDir: inMemory ? image : undefined });
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(db) });
   const conn: Connection = {
     query: async (sql, params) => (await db.query(sql, params as unknown[])).rows as never,
