@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, lstatSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -14,7 +14,8 @@ import { startTestServer } from './helpers/server.js';
 import { socketPathFor } from '../src/db/socket.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
+// The compiled service, as `npm start` runs it (test/helpers/build-service.ts builds it before the suite).
+const MAIN = join(ROOT, 'dist', 'src', 'main.js');
 
 async function freePort(): Promise<number> {
   const probe = createServer();
@@ -47,10 +48,10 @@ afterAll(() => {
 });
 
 /** Starts the service as `npm start` would, in its own process group, reading its JSON log lines. */
-async function startService(command: 'tsx' | 'npm', env: Record<string, string>): Promise<Service> {
+async function startService(command: 'node' | 'npm', env: Record<string, string>): Promise<Service> {
   const port = await freePort();
   const { DATABASE_URL: _url, ...inherited } = process.env;
-  const [file, args] = command === 'npm' ? ['npm', ['start', '--silent']] : [TSX, [join(ROOT, 'src/main.ts')]];
+  const [file, args] = command === 'npm' ? ['npm', ['start', '--silent']] : [process.execPath, [MAIN]];
   const child = spawn(file, args, {
     cwd: ROOT,
     env: { ...inherited, NODE_ENV: 'development', LOG_LEVEL: 'info', PORT: String(port), HOST: '127.0.0.1', ...env },
@@ -172,7 +173,7 @@ describe('configuration (decisions.md, Configuration)', () => {
   // Fails on the old main: the process started and served the mock checkout (exit code null after SIGKILL, no message).
   it('production with BILLING_PROVIDER=mock does not start: exit 1 and a message naming the variable', async () => {
     const { DATABASE_URL: _url, ...inherited } = process.env;
-    const child = spawn(TSX, [join(ROOT, 'src/main.ts')], {
+    const child = spawn(process.execPath, [MAIN], {
       cwd: ROOT,
       env: { ...inherited, NODE_ENV: 'production', BILLING_PROVIDER: 'mock', BILLING_WEBHOOK_SECRET: 'set', DATA_DIR: 'memory://', PORT: String(await freePort()) },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -204,6 +205,12 @@ describe('npm start', () => {
     expect(health.status).toBe(200);
     expect(((await health.json()) as { checks: unknown }).checks).toEqual({ database: 'ok', migrations: 'ok' });
 
+    // npm's one child is the compiled service under plain node (no shell, no tsx loader process in between).
+    const pid = service.child.pid!;
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/);
+    expect(children).toHaveLength(1);
+    expect(readFileSync(`/proc/${children[0]}/cmdline`, 'utf8').split('\0').filter(Boolean).slice(1)).toEqual(['dist/src/main.js']);
+
     // As a process manager would: SIGTERM to npm only, which must hand it to the service
     // (package.json's `exec` makes sure no shell in between swallows it).
     process.kill(service.child.pid!, 'SIGTERM');
@@ -224,7 +231,7 @@ describe('npm start', () => {
 
 describe('graceful shutdown', () => {
   it('on SIGTERM stops accepting, finishes the request in flight, then exits 0', async () => {
-    const service = await startService('tsx', { DATA_DIR: 'memory://' });
+    const service = await startService('node', { DATA_DIR: 'memory://' });
     const body = JSON.stringify({ email: `slow-${Date.now()}@example.com`, password: PASSWORD, name: 'Slow' });
     const half = Math.floor(body.length / 2);
 

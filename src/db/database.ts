@@ -25,8 +25,12 @@ export interface Connection {
   exec(sql: string): Promise<void>;
 }
 
-export async function openDatabase(options: { databaseUrl?: string; dataDir: string; databaseWaitMs?: number }): Promise<Database> {
-  return options.databaseUrl ? openPostgres(options.databaseUrl, options.databaseWaitMs ?? 2000) : openPglite(options.dataDir);
+/**
+ * `image`: a dump (PGlite `dumpDataDir`) an empty in-memory embedded database starts from instead of running
+ * initdb; the test suite makes one migrated image and clones it for every test server.
+ */
+export async function openDatabase(options: { databaseUrl?: string; dataDir: string; databaseWaitMs?: number }, image?: Blob): Promise<Database> {
+  return options.databaseUrl ? openPostgres(options.databaseUrl, options.databaseWaitMs ?? 2000) : openPglite(options.dataDir, image);
 }
 
 function openPostgres(url: string, waitMs: number): Database {
@@ -60,10 +64,10 @@ function openPostgres(url: string, waitMs: number): Database {
   };
 }
 
-async function openPglite(dataDir: string): Promise<Database> {
+async function openPglite(dataDir: string, image?: Blob): Promise<Database> {
   const inMemory = dataDir.startsWith('memory://');
   if (!inMemory) makePrivate(resolve(dataDir));
-  const db = await PGlite.create(inMemory ? dataDir : resolve(dataDir));
+  const db = await PGlite.create(inMemory ? dataDir : resolve(dataDir), { loadDataDir: inMemory ? image : undefined });
   // PGlite's file system (emscripten NODEFS) gives the files it makes 0666 whatever the umask:
   // tighten them once open and again at close; in between the 0700 directory keeps others out.
   const tighten = () => !inMemory && makePrivate(resolve(dataDir));
