@@ -182,6 +182,8 @@ const flattenV2 = ({ localized, ...rest }: SdkConfigV2): ConfigV2Data => ({ ...r
 function localeQuery(url: string): { locale?: string } | undefined {
   const query = url.indexOf('?');
   if (query < 0) return {};
+  // The SDK's own form, `?locale=<tag>`, without building URLSearchParams.
+  if (url.startsWith('locale=', query + 1) && !/[&+%]/.test(url.slice(query))) return { locale: url.slice(query + 8) };
   const params = new URLSearchParams(url.slice(query + 1));
   for (const name of params.keys()) if (name !== 'locale') return undefined;
   const locale = params.get('locale');

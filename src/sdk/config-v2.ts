@@ -59,11 +59,30 @@ function served(services: Services, keyId: string, project: ProjectAccess, reque
     if (!version) throw noPublishedVersion();
     const experience = version.experience ?? DEFAULT_EXPERIENCE;
     const variesByLanguage = request.locale === undefined;
-    const locale = variesByLanguage
-      ? negotiateLocale(experience, request.acceptLanguage)
-      : (resolveLocale(experience, request.locale!) ?? experience.defaultLocale);
+    const locale = chosenLocale(version, experience, request, variesByLanguage);
     return { projectId: project.projectId, version, localized: localize(version, experience, locale), variesByLanguage };
   });
+}
+
+const MAX_REMEMBERED_CHOICES = 256;
+const localeChoices = new WeakMap<PublishedVersion, Map<string, string>>();
+
+/**
+ * The locale for a request, remembered per version and distinct `locale`/`Accept-Language` value: parsing
+ * tags and q-values cost the hot path as much as everything else together (bench/sdk-config.ts, v2 cases).
+ */
+function chosenLocale(version: PublishedVersion, experience: Experience, request: LocaleRequest, byLanguage: boolean): string {
+  let choices = localeChoices.get(version);
+  if (!choices) localeChoices.set(version, (choices = new Map()));
+  const key = byLanguage ? `a${request.acceptLanguage ?? ''}` : `l${request.locale}`;
+  let locale = choices.get(key);
+  if (locale === undefined) {
+    locale = byLanguage ? negotiateLocale(experience, request.acceptLanguage) : (resolveLocale(experience, request.locale!) ?? experience.defaultLocale);
+    // Bounded: a client sending ever new headers only ever costs the parsing again.
+    if (choices.size >= MAX_REMEMBERED_CHOICES) choices.clear();
+    choices.set(key, locale);
+  }
+  return locale;
 }
 
 /** The version's locales: the default first, then the translated ones in code-unit order. */
