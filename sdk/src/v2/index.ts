@@ -58,8 +58,9 @@ async function start(key: string, base: string, options: InitOptions): Promise<C
   // Makes the page match the decision: tags and frames, Google's signals, cookies of withdrawn purposes.
   function apply() {
     const { experience, config } = consent.config!;
-    scripts.run();
+    // Google's update first: a tag released below must already see the granted signals.
     gcmApply(experience.googleConsentMode, consent.decided, has);
+    scripts.run();
     if (consent.decided) for (const p of config.purposes) if (!has(p.key)) removeCookies(experience.cookies[p.key] || []);
   }
 

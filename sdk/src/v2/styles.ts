@@ -14,7 +14,7 @@ export const STYLES = `
 @keyframes in{from{transform:translateY(24px);opacity:0}}
 .backdrop{position:fixed;inset:0;background:rgba(0,0,0,.55);display:flex;align-items:center;justify-content:center;padding:8px}
 .dialog{width:100%;max-width:560px;padding:20px}
-.dialog:focus{outline:none}
+.dialog:focus,.w:focus{outline:none}
 .head{display:flex;align-items:center;gap:8px;margin-bottom:8px}
 .head div{flex:1}
 h2{font-size:18px;margin:0}
@@ -30,6 +30,7 @@ label span{flex:1}
 small{display:block}
 [role=switch]{appearance:none;flex:none;width:40px;height:24px;margin:0;border-radius:12px;cursor:pointer;border:2px solid var(--mu);background:radial-gradient(circle,var(--mu) 6px,#0000 7px) 0 0/20px 20px no-repeat;transition:background-position .15s}
 [role=switch]:checked{background-color:var(--pr);border-color:var(--pr);background-image:radial-gradient(circle,var(--op) 6px,#0000 7px);background-position:16px 0}
+[dir=rtl] [role=switch]{background-position-x:16px}[dir=rtl] [role=switch]:checked{background-position-x:0}
 [role=switch]:disabled{opacity:.6;cursor:default}
 .actions{display:flex;gap:8px;flex-wrap:wrap}
 button{flex:1 1 0;min-height:44px;padding:8px 16px;font:inherit;font-weight:600;cursor:pointer;border-radius:calc(var(--r) - 2px);border:2px solid var(--pr);background:var(--bg);color:var(--fg)}

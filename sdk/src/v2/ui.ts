@@ -44,7 +44,7 @@ export function mountUi(consent: Consent, decided: () => void, onError: (err: Co
   const { config, ui, dir, locale, experience } = consent.config!;
   const { notice, purposes, categories } = config;
   const say = (key: string) => ui[key] || WORDS[key];
-  const host = h('consent-sdk', { id: 'consent-sdk-root', tabindex: '-1' });
+  const host = h('consent-sdk', { id: 'consent-sdk-root' });
   host.style.cssText = 'all:initial;position:fixed;top:0;left:0;width:0;height:0;z-index:2147483647';
   const root = host.attachShadow({ mode: 'open' });
   const primary = /^#[0-9a-f]{6}$/i.test(notice.primaryColor) ? `:host{--np:${notice.primaryColor};--nop:${textOn(notice.primaryColor)}}` : '';
@@ -59,7 +59,9 @@ export function mountUi(consent: Consent, decided: () => void, onError: (err: Co
     root.append(h('style', {}, css));
   }
   const scheme = experience.theme.colorScheme;
-  const wrap = h('div', { class: 'w ' + (scheme == 'dark' || scheme == 'auto' ? scheme : 'light'), dir, lang: locale });
+  // Focusable by script only (see close); a tabindex of -1 on the host itself would hide the whole shadow
+  // tree from Tab.
+  const wrap = h('div', { class: 'w ' + (scheme == 'dark' || scheme == 'auto' ? scheme : 'light'), dir, lang: locale, tabindex: '-1', 'data-consent': 'root' });
   // Screen readers announce a live region's new text, not a region that appears: the banner's title and
   // text are copied here a moment after it is drawn.
   const live = h('div', { class: 'sr', 'aria-live': 'polite' });
@@ -187,8 +189,8 @@ export function mountUi(consent: Consent, decided: () => void, onError: (err: Co
   }
 
   // Hides what is open (the banner stays while a decision is needed) and puts focus back: to the banner's
-  // manage button, else to what opened the dialog, else to where focus was before our UI, else to our host
-  // (so that the next Tab continues at the start of the page, never lost to <body>).
+  // manage button, else to what opened the dialog, else to where focus was before our UI, else to our
+  // (empty) wrapper, so that the next Tab continues at the start of the page, never lost to <body>.
   function close() {
     const hadFocus = document.activeElement == host;
     const wasDialog = !!root.querySelector('[data-consent="dialog"]');
@@ -198,7 +200,7 @@ export function mountUi(consent: Consent, decided: () => void, onError: (err: Co
     const target = [opener, returnTo].find((el) => el?.isConnected);
     opener = null;
     if (target) target.focus();
-    else if (hadFocus) host.focus();
+    else if (hadFocus) wrap.focus();
   }
 
   // Keyboard handling for the dialog: Escape closes it, Tab and Shift+Tab cycle inside it.
