@@ -7,7 +7,7 @@ import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { TestServer } from '../helpers/server.js';
 import { setupProject, startService, type SiteProject } from './harness.js';
-import { launchChromiumForSites, startSiteV2, type PageOptions, type SiteV2 } from './site-v2.js';
+import { launchChromiumForSites, standInV2, startSiteV2, type PageOptions, type SiteV2 } from './site-v2.js';
 
 const ARTIFACTS = 'test-artifacts/sdk-v2';
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -95,39 +95,8 @@ async function withExperience(project: SiteProject, x = experience()): Promise<v
     const published = await server.request('POST', `${base}/publish`, { token: project.ownerToken });
     if (published.status !== 201) throw new Error(`publish: ${published.status} ${published.text}`);
   } else {
-    await standInV2(x);
+    await standInV2(context, serviceUrl, x);
   }
-}
-
-const UI_DE = { save: 'Auswahl speichern', close: 'Schließen', alwaysOn: 'Immer aktiv', privacyPolicy: 'Datenschutzerklärung' };
-const UI_AR = { save: 'حفظ الاختيارات', close: 'إغلاق', alwaysOn: 'مفعّل دائمًا', privacyPolicy: 'سياسة الخصوصية' };
-
-/** The v2 answer of extensions.md section 3, made from the service's real v1 answer (see withExperience). */
-async function standInV2(x: ReturnType<typeof experience>): Promise<void> {
-  await context.route(`${serviceUrl}/api/sdk/v2/config**`, async (route) => {
-    const url = new URL(route.request().url());
-    const tag = url.searchParams.get('locale') ?? 'en';
-    const v1 = await route.fetch({ url: `${serviceUrl}/api/sdk/v1/config` });
-    const body = await v1.json();
-    if (v1.status() !== 200) return route.fulfill({ response: v1, json: body });
-    const lang = tag.split('-')[0] as 'de' | 'ar';
-    const t = (x.translations as typeof TRANSLATIONS)[lang];
-    if (t) {
-      Object.assign(body.config.notice, t.notice);
-      for (const p of body.config.purposes) Object.assign(p, t.purposes[p.key as 'ads']);
-      for (const c of body.config.categories) Object.assign(c, t.categories[c.name as 'Essential']);
-    }
-    const { defaultLocale: _d, translations: _t, ...settings } = x;
-    Object.assign(body, { locale: t ? lang : 'en', locales: ['en', 'de', 'ar'], dir: lang === 'ar' ? 'rtl' : 'ltr', ui: lang === 'de' ? UI_DE : lang === 'ar' ? UI_AR : {}, experience: settings });
-    return route.fulfill({ response: v1, json: body });
-  });
-  // The v1 receipt route does not know locale and gpc yet: recorded here, then sent without them.
-  await context.route(`${serviceUrl}/api/sdk/v1/consent`, async (route) => {
-    const req = route.request();
-    if (req.method() !== 'POST') return route.continue();
-    const { locale: _l, gpc: _g, ...body } = req.postDataJSON();
-    return route.continue({ postData: JSON.stringify(body) });
-  });
 }
 
 // --- Page helpers ---
