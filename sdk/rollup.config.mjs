@@ -33,7 +33,9 @@ function declarations(entries, names) {
       for (const name of names) {
         const internal = [...files[name].matchAll(/["'](\.\.?\/[^"']*)["']/g)].map((m) => m[1]).filter((s) => s !== './public');
         if (internal.length) this.error(`${name} refers to ${internal.join(', ')}: public types belong in public.ts`);
-        this.emitFile({ type: 'asset', fileName: name.split('/').pop(), source: files[name] });
+        // With an extension, as Node's ESM resolution (moduleResolution node16/nodenext) requires.
+        const source = files[name].replaceAll(`'./public'`, `'./public.js'`).replaceAll(`"./public"`, `"./public.js"`);
+        this.emitFile({ type: 'asset', fileName: name.split('/').pop(), source });
       }
     },
   };
