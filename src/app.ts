@@ -12,7 +12,7 @@ import { requestIdFrom } from './http/request-id.js';
 import type { Services } from './services.js';
 
 const SDK_PREFIX = '/api/sdk/';
-const SDK_CORS_HEADERS = 'Authorization, Content-Type, If-None-Match';
+const SDK_CORS_HEADERS = 'Authorization, Content-Type, If-None-Match, X-Consent-Installation';
 const SDK_EXPOSED_HEADERS = 'ETag, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, x-request-id';
 
 /**
@@ -30,6 +30,7 @@ export function createApp(services: Services, schema: GraphQLSchema, documented:
   const inFlight = new InFlight();
 
   const fromMemory = memoryAnswers(routes);
+  const fromMemoryWithQuery = memoryAnswers(routes.filter((route) => route.fromMemoryReadsQuery));
   const logsRequests = services.logger.isLevelEnabled('info');
 
   const listener: RequestListener = (req, res) => {
@@ -68,7 +69,11 @@ export function createApp(services: Services, schema: GraphQLSchema, documented:
   /** A from-memory answer, if the route has one for this request; a synchronous throw falls back to the full path. */
   function tryFromMemory(req: IncomingMessage, requestId: string): Promise<RestResponse> | undefined {
     try {
-      return fromMemory.get(req.url!)?.(req, services);
+      const url = req.url!;
+      const exact = fromMemory.get(url);
+      if (exact) return exact(req, services);
+      const query = url.indexOf('?');
+      return query > 0 ? fromMemoryWithQuery.get(url.slice(0, query))?.(req, services) : undefined;
     } catch (error) {
       services.logger.error({ reqId: requestId, err: error }, 'answer from memory failed');
       return undefined;

@@ -6,6 +6,7 @@ import { AppError } from '../../src/errors.js';
 import { bearerToken, headerValue } from '../../src/http/headers.js';
 import type { Services } from '../../src/services.js';
 import { sdkConfigFromMemory, type SdkConfig } from '../../src/sdk/config.js';
+import { sdkConfigV2FromMemory, type SdkConfigV2 } from '../../src/sdk/config-v2.js';
 import { consentBody } from '../../src/sdk/consent.js';
 import { fromGraphQLError } from '../errors.js';
 import { route, type RestRequest, type RestResponse, type RouteDef } from '../route.js';
@@ -112,6 +113,97 @@ function configFromMemory(req: IncomingMessage, services: Services): Promise<Res
   );
 }
 
+// --- SDK API v2 config: per locale, ETag = SHA-256 of the body ---
+
+const SdkConfigV2Body = SdkConfigBody.extend({
+  locale: z.string().describe('The locale served: the exact tag, then its language, then the default locale'),
+  locales: z.array(z.string()).describe('Every locale of the version, the default first'),
+  dir: z.enum(['ltr', 'rtl']),
+  ui: z.record(z.string(), z.string()).describe('UI strings in the locale: built in, overridden by translations.<locale>.ui'),
+  experience: z.object({
+    privacyPolicyUrl: z.string(),
+    reconsentAfterDays: z.number().int(),
+    gpc: z.object({ optOutPurposes: z.array(z.string()) }),
+    googleConsentMode: z.object({ enabled: z.boolean(), signals: z.record(z.string(), z.array(z.string())) }),
+    cookies: z.record(z.string(), z.array(z.string())),
+    theme: z.object({ colorScheme: z.enum(['light', 'dark', 'auto']), borderRadius: z.number().int() }),
+  }),
+});
+
+/** The operation's data or the domain object, flattened to the same fields. */
+interface ConfigV2Data {
+  projectId: string;
+  version: ConfigData['version'];
+  locale: string;
+  locales: string[];
+  dir: string;
+  config: object;
+  ui: object;
+  experience: object;
+  variesByLanguage: boolean;
+}
+
+const VARY_LANGUAGE = Object.freeze({ Vary: 'Accept-Language' });
+// Keyed by the localized config (one object per version and locale), then by whether the answer varies.
+const configV2Answers = new WeakMap<object, [ConfigAnswers?, ConfigAnswers?]>();
+
+function answersV2For(data: ConfigV2Data): ConfigAnswers {
+  let pair = configV2Answers.get(data.config);
+  if (!pair) configV2Answers.set(data.config, (pair = []));
+  const slot = data.variesByLanguage ? 1 : 0;
+  let answers = pair[slot];
+  if (answers === undefined) {
+    const { id, number, publishedAt, contentHash, consentHash } = data.version;
+    const { projectId, locale, locales, dir, config, ui, experience } = data;
+    const body = Buffer.from(
+      JSON.stringify({ projectId, version: { id, number, publishedAt, contentHash, consentHash }, locale, locales, dir, config, ui, experience }),
+    );
+    const etag = `"${createHash('sha256').update(body).digest('hex')}"`;
+    const caching = { ETag: etag, 'Cache-Control': CONFIG_CACHE_CONTROL, ...(data.variesByLanguage && VARY_LANGUAGE) };
+    answers = Object.freeze({
+      etag,
+      ok: Object.freeze({ status: 200, body, headers: Object.freeze({ ...caching, 'Content-Type': 'application/json; charset=utf-8' }) }),
+      notModified: Object.freeze({ status: 304, headers: Object.freeze(caching) }),
+    });
+    pair[slot] = answers;
+  }
+  return answers;
+}
+
+function configV2Response(data: ConfigV2Data, ifNoneMatch: string | string[] | undefined): RestResponse {
+  const answers = answersV2For(data);
+  return etagMatches(ifNoneMatch, answers.etag) ? answers.notModified : answers.ok;
+}
+
+const flattenV2 = ({ localized, ...rest }: SdkConfigV2): ConfigV2Data => ({ ...rest, ...localized });
+
+/** `?locale=` only (anything else, such as `key`, takes the full path); undefined when there is none. */
+function localeQuery(url: string): { locale?: string } | undefined {
+  const query = url.indexOf('?');
+  if (query < 0) return {};
+  const params = new URLSearchParams(url.slice(query + 1));
+  for (const name of params.keys()) if (name !== 'locale') return undefined;
+  const locale = params.get('locale');
+  return locale === null ? {} : { locale };
+}
+
+function configV2FromMemory(req: IncomingMessage, services: Services): Promise<RestResponse> | undefined {
+  const query = localeQuery(req.url!);
+  if (!query) return undefined;
+  const config = sdkConfigV2FromMemory(
+    services,
+    { token: bearerToken(req.headers.authorization), origin: headerValue(req.headers.origin) },
+    { locale: query.locale, acceptLanguage: headerValue(req.headers['accept-language']) },
+  );
+  return config?.then(
+    (data) => configV2Response(flattenV2(data), req.headers['if-none-match']),
+    (error: unknown) => {
+      if (error instanceof AppError) return fromGraphQLError(error, { exposeInternal: false });
+      throw error;
+    },
+  );
+}
+
 /** If-None-Match: `*`, one tag or a list, weak (`W/`) or strong, compared weakly as RFC 9110 says for GET. */
 export function etagMatches(header: string | string[] | undefined, etag: string): boolean {
   if (!header) return false;
@@ -139,6 +231,31 @@ const sdkApiRoutes: RouteDef[] = [
       403: { description: 'revoked_key or origin_not_allowed', schema: SdkError },
       404: { description: 'no_published_version', schema: SdkError },
       429: { description: 'rate_limited (Retry-After, X-RateLimit-*)', schema: SdkError },
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/sdk/v2/config',
+    summary:
+      'SDK v2: the latest published config with its texts in one locale, UI strings and experience settings (Bearer publishable key; ' +
+      'ETag = SHA-256 of the body, 304; without `locale`, Accept-Language decides and the answer has Vary: Accept-Language)',
+    auth: 'publishableKey',
+    operation: 'SdkConfigV2',
+    queryParams: z.object({
+      locale: z.string().optional().describe('BCP 47 tag; exact tag, then language, then the default locale (never an error)'),
+      key: z.string().optional().describe('For compatibility only; the SDK sends the key as Bearer'),
+    }),
+    variables: ({ query, headers }) => ({ key: query.key, locale: query.locale, acceptLanguage: headerValue(headers['accept-language']) }),
+    respond: (data: { sdkConfigV2: ConfigV2Data }, req) => configV2Response(data.sdkConfigV2, req.headers['if-none-match']),
+    fromMemory: configV2FromMemory,
+    fromMemoryReadsQuery: true,
+    responses: {
+      200: { description: 'Published config in the locale', schema: SdkConfigV2Body },
+      304: { description: 'If-None-Match matched the ETag' },
+      401: { description: 'invalid_key', schema: SdkError },
+      403: { description: 'revoked_key or origin_not_allowed', schema: SdkError },
+      404: { description: 'no_published_version', schema: SdkError },
+      429: { description: 'rate_limited (Retry-After, X-RateLimit-*); one allowance with v1 config', schema: SdkError },
     },
   }),
   route({
