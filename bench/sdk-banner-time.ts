@@ -9,7 +9,7 @@
 // Loopback only: these figures are the SDK's own cost plus one local round trip, not a real network's.
 import type { Browser, Page } from 'playwright-core';
 import { setupProject, startService } from '../test/e2e/harness.js';
-import { launchChromiumForSites, standInV2, startSiteV2 } from '../test/e2e/site-v2.js';
+import { launchChromiumForSites, startSiteV2 } from '../test/e2e/site-v2.js';
 
 const loads = Number(process.argv[2] ?? 20);
 
@@ -45,14 +45,7 @@ const { server, serviceUrl } = await startService();
 const site = await startSiteV2(serviceUrl);
 try {
   const project = await setupProject(server, [site.origin]);
-  const hasV2 = (await server.request('GET', '/api/sdk/v2/config', { token: project.key, headers: { origin: site.origin } })).status !== 404;
-  const context = async () => {
-    const ctx = await browser.newContext();
-    // Without the service's v2 route the v2 answer is made in the browser (site-v2.ts): an extra hop that
-    // counts against v2 (its config bypasses the HTTP cache too), so the ratio is then an upper bound.
-    if (!hasV2) await standInV2(ctx, serviceUrl, {});
-    return ctx;
-  };
+  const context = () => browser.newContext();
   const urls = { v1: site.page(project.key, { v1: true }), v2: site.page(project.key) };
 
   for (const url of Object.values(urls)) {
@@ -90,7 +83,7 @@ try {
     }
   }
 
-  console.log(`Chromium ${browser.version()}, ${server.services.db.pglite ? 'embedded database' : 'PostgreSQL'}${hasV2 ? '' : ', v2 answer made in the browser (no /api/sdk/v2/config yet)'}\n`);
+  console.log(`Chromium ${browser.version()}, ${server.services.db.pglite ? 'embedded database' : 'PostgreSQL'}\n`);
   for (const [name, runs] of [['cold: fresh context per load', cold], ['warm: HTTP cache, no stored decision', warm]] as const) {
     report(`${name}, v1`, runs.v1);
     report(`${name}, v2`, runs.v2);

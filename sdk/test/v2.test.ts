@@ -55,7 +55,7 @@ describe('locale', () => {
   });
 
   it('draws the answer: direction, language, UI strings and the privacy policy link in banner and dialog', async () => {
-    const config = configV2({ locale: 'ar', dir: 'rtl', ui: { save: 'حفظ', privacyPolicy: 'سياسة الخصوصية' } });
+    const config = configV2({ locale: 'ar', dir: 'rtl', ui: { saveChoices: 'حفظ', privacyPolicy: 'سياسة الخصوصية', acceptAll: 'قبول الكل' }, notice: { acceptLabel: '' } });
     const { client } = await start({}, { config: () => json(200, config) });
     const wrap = shadow()!.querySelector('.w')!;
     expect(wrap.getAttribute('dir')).toBe('rtl');
@@ -63,6 +63,9 @@ describe('locale', () => {
     const link = () => shadow()!.querySelector<HTMLAnchorElement>('[data-consent="privacy-policy"]')!;
     expect(link().getAttribute('href')).toBe('https://shop.example/privacy');
     expect(link().textContent).toBe('سياسة الخصوصية');
+    // An untranslated label comes empty: the UI string stands in; a translated one is kept.
+    expect(hook('accept-all')!.textContent).toBe('قبول الكل');
+    expect(hook('reject-all')!.textContent).toBe('Reject all');
     client.showPreferences();
     expect(hook('save')!.textContent).toBe('حفظ');
     expect(link().textContent).toBe('سياسة الخصوصية');

@@ -7,7 +7,7 @@ import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { TestServer } from '../helpers/server.js';
 import { setupProject, startService, type SiteProject } from './harness.js';
-import { launchChromiumForSites, standInV2, startSiteV2, type PageOptions, type SiteV2 } from './site-v2.js';
+import { launchChromiumForSites, receiptsWithoutLocaleAndGpc, startSiteV2, type PageOptions, type SiteV2 } from './site-v2.js';
 
 const ARTIFACTS = 'test-artifacts/sdk-v2';
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -79,24 +79,32 @@ function experience(over: Record<string, unknown> = {}) {
   };
 }
 
-let serviceHasV2: boolean | undefined;
+/** Whether POST /api/sdk/v1/consent takes `locale` and `gpc` (extensions.md section 3); probed once. */
+let receiptsTakeLocale: boolean | undefined;
 
-/**
- * Publishes the experience. While the service has no SDK API v2 yet (the `experience` branch brings it), the
- * page's requests are answered by a stand-in built from the v1 answer (`standInV2`), so the SDK's side is
- * tested either way; once the route exists, the real answer is used and the stand-in is never installed.
- */
+async function probeReceipts(project: SiteProject): Promise<boolean> {
+  const body = { versionId: project.version.id, consentHash: project.version.consentHash, choices: { necessary: true, analytics: false, ads: false }, installationId: 'probe-installation', timestamp: new Date().toISOString(), sdkVersion: 'probe', locale: 'en', gpc: false };
+  const res = await server.request('POST', '/api/sdk/v1/consent', { token: project.key, headers: { origin: site.origin }, body });
+  return res.status === 201;
+}
+
+/** Sets and publishes the project's experience through the operator API (translations name categories by name here). */
 async function withExperience(project: SiteProject, x = experience()): Promise<void> {
-  serviceHasV2 ??= (await server.request('GET', '/api/sdk/v2/config', { token: project.key, headers: { origin: site.origin } })).status !== 404;
-  if (serviceHasV2) {
-    const base = `/api/platform/projects/${project.projectId}/consent`;
-    const put = await server.request('PUT', `${base}/experience`, { token: project.ownerToken, body: x });
-    if (put.status !== 200) throw new Error(`PUT experience: ${put.status} ${put.text}`);
-    const published = await server.request('POST', `${base}/publish`, { token: project.ownerToken });
-    if (published.status !== 201) throw new Error(`publish: ${published.status} ${published.text}`);
-  } else {
-    await standInV2(context, serviceUrl, x);
+  const base = `/api/platform/projects/${project.projectId}/consent`;
+  if (receiptsTakeLocale === undefined) {
+    const probe = await setupProject(server, [site.origin]);
+    receiptsTakeLocale = await probeReceipts(probe);
   }
+  if (!receiptsTakeLocale) await receiptsWithoutLocaleAndGpc(context, serviceUrl);
+  const { draft } = (await server.request('GET', base, { token: project.ownerToken })).body;
+  const idOf = new Map(draft.categories.map((c: { id: string; name: string }) => [c.name, c.id]));
+  const translations = Object.fromEntries(
+    Object.entries(x.translations).map(([locale, t]) => [locale, { ...t, categories: Object.fromEntries(Object.entries(t.categories).map(([name, c]) => [idOf.get(name), c])) }]),
+  );
+  const put = await server.request('PUT', `${base}/experience`, { token: project.ownerToken, body: { ...x, translations } });
+  if (put.status !== 200) throw new Error(`PUT experience: ${put.status} ${put.text}`);
+  const published = await server.request('POST', `${base}/publish`, { token: project.ownerToken });
+  if (published.status !== 201) throw new Error(`publish: ${published.status} ${published.text}`);
 }
 
 // --- Page helpers ---
@@ -270,7 +278,7 @@ describe('withdrawal, expiry and GPC', () => {
     expect(await frameSrc()).toBeNull();
     const receipts = await project.receipts();
     expect(receipts[0]!.choices).toEqual({ necessary: true, analytics: true, ads: false });
-    if (serviceHasV2) expect(receipts[0]).toMatchObject({ gpc: true, locale: 'en' });
+    if (receiptsTakeLocale) expect(receipts[0]).toMatchObject({ gpc: true, locale: 'en' });
   });
 });
 

@@ -119,34 +119,12 @@ main{max-width:720px;margin:0 auto;padding:24px}
   };
 }
 
-const UI_DE = { save: 'Auswahl speichern', close: 'Schließen', alwaysOn: 'Immer aktiv', privacyPolicy: 'Datenschutzerklärung' };
-const UI_AR = { save: 'حفظ الاختيارات', close: 'إغلاق', alwaysOn: 'مفعّل دائمًا', privacyPolicy: 'سياسة الخصوصية' };
-
 /**
- * Until the service has SDK API v2 (the `experience` branch), the v2 answer of extensions.md section 3 is made
- * in the browser context from the service's real v1 answer and the given experience (translations looked up
- * by language; category translations keyed by category name here), and receipts lose locale and gpc on their
- * way to the v1 route. Used only when GET /api/sdk/v2/config answers 404.
+ * While the service's receipt route does not take `locale` and `gpc` yet (the `experience` branch adds them),
+ * receipts lose those two fields on their way to it; the tests still see what the SDK sent. Installed only
+ * when the service refuses them (sdk-v2.test.ts probes once).
  */
-export async function standInV2(context: BrowserContext, serviceUrl: string, x: { translations?: object } & Record<string, unknown>): Promise<void> {
-  await context.route(`${serviceUrl}/api/sdk/v2/config**`, async (route) => {
-    const url = new URL(route.request().url());
-    const tag = url.searchParams.get('locale') ?? 'en';
-    const v1 = await route.fetch({ url: `${serviceUrl}/api/sdk/v1/config` });
-    const body = await v1.json();
-    if (v1.status() !== 200) return route.fulfill({ response: v1, json: body });
-    const lang = tag.split('-')[0] as 'de' | 'ar';
-    const t = (x.translations as Record<string, any> | undefined)?.[lang];
-    if (t) {
-      Object.assign(body.config.notice, t.notice);
-      for (const p of body.config.purposes) Object.assign(p, t.purposes?.[p.key]);
-      for (const c of body.config.categories) Object.assign(c, t.categories?.[c.name]);
-    }
-    const { defaultLocale: _d, translations: _t, ...settings } = x;
-    Object.assign(body, { locale: t ? lang : 'en', locales: ['en', 'de', 'ar'], dir: lang === 'ar' ? 'rtl' : 'ltr', ui: lang === 'de' ? UI_DE : lang === 'ar' ? UI_AR : {}, experience: settings });
-    return route.fulfill({ response: v1, json: body });
-  });
-  // The v1 receipt route does not know locale and gpc yet: recorded here, then sent without them.
+export async function receiptsWithoutLocaleAndGpc(context: BrowserContext, serviceUrl: string): Promise<void> {
   await context.route(`${serviceUrl}/api/sdk/v1/consent`, async (route) => {
     const req = route.request();
     if (req.method() !== 'POST') return route.continue();

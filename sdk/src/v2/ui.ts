@@ -6,15 +6,18 @@ import type { Consent } from './consent';
 import type { ConsentError } from './public';
 import { STYLES } from './styles';
 
-// Built-in English words; the v2 answer's `ui` strings (the service's translations and the project's own)
-// replace them key by key.
+// English fallbacks for the v2 answer's `ui` strings (the service's built-in ones for the locale with the
+// project's own over them): used only when the answer lacks a key.
 const WORDS: Record<string, string> = {
-  save: 'Save choices',
+  acceptAll: 'Accept all',
+  rejectAll: 'Reject all',
+  manage: 'Customise',
+  saveChoices: 'Save choices',
   close: 'Close',
   alwaysOn: 'Always on',
   privacyPolicy: 'Privacy policy',
-  gpc: "Your browser's Global Privacy Control signal was honoured: some purposes stay off unless you turn them on.",
-  saveFailed: 'Your choice could not be saved. Please try again.',
+  gpcNote: 'Your browser sent a Global Privacy Control signal, so we have turned off the purposes it covers.',
+  saveFailed: 'Your choices could not be saved. Please try again.',
 };
 
 type Child = Node | string | false | null | undefined;
@@ -93,9 +96,10 @@ export function mountUi(consent: Consent, decided: () => void, onError: (err: Co
   }
 
   // Accept and reject look the same on purpose: rejecting must be as easy as accepting.
-  const acceptAll = (kind: string) => button('accept-all', notice.acceptLabel, () => decide((p) => !consent.gpcDenies(p.key)), kind);
-  const rejectAll = (kind: string) => button('reject-all', notice.rejectLabel, () => decide(() => false), kind);
-  const gpcLine = () => consent.gpc && experience.gpc.optOutPurposes.length > 0 && h('p', { class: 'gpc' }, say('gpc'));
+  // A label the project did not translate comes empty in another language: the UI string stands in.
+  const acceptAll = (kind: string) => button('accept-all', notice.acceptLabel || say('acceptAll'), () => decide((p) => !consent.gpcDenies(p.key)), kind);
+  const rejectAll = (kind: string) => button('reject-all', notice.rejectLabel || say('rejectAll'), () => decide(() => false), kind);
+  const gpcLine = () => consent.gpc && experience.gpc.optOutPurposes.length > 0 && h('p', { class: 'gpc' }, say('gpcNote'));
   const errorLine = () => h('p', { class: 'error', role: 'alert' });
   const policy = () =>
     /^https?:\/\//.test(experience.privacyPolicyUrl) && h('a', { href: experience.privacyPolicyUrl, target: '_blank', rel: 'noopener', part: 'link', 'data-consent': 'privacy-policy' }, say('privacyPolicy'));
@@ -114,7 +118,7 @@ export function mountUi(consent: Consent, decided: () => void, onError: (err: Co
       header('cs-bt'),
       h('p', {}, notice.description, ' ', policy()),
       gpcLine(),
-      h('div', { class: 'actions' }, rejectAll('primary'), acceptAll('primary'), button('manage', notice.manageLabel, openDialog, 'manage')),
+      h('div', { class: 'actions' }, rejectAll('primary'), acceptAll('primary'), button('manage', notice.manageLabel || say('manage'), openDialog, 'manage')),
       errorLine(),
     );
   }
@@ -148,7 +152,7 @@ export function mountUi(consent: Consent, decided: () => void, onError: (err: Co
       gpcLine(),
       ...groups(),
       // The hierarchy: saving what the switches say is the primary action; all-or-nothing are equal peers.
-      h('div', { class: 'actions' }, rejectAll(''), acceptAll(''), button('save', say('save'), save, 'primary')),
+      h('div', { class: 'actions' }, rejectAll(''), acceptAll(''), button('save', say('saveChoices'), save, 'primary')),
       errorLine(),
     );
     const backdrop = h('div', { class: 'backdrop' }, box);
