@@ -83,7 +83,8 @@ export function createApp(services: Services, schema: GraphQLSchema, documented:
   /** The hot path's answer: written in one go with the SDK's CORS headers, and logged at once. */
   function answerFromMemory(req: IncomingMessage, res: ServerResponse, requestId: string, started: bigint, response: RestResponse): void {
     try {
-      send(req, res, response, true, sdkCorsHeaders(req.headers.origin, ['x-request-id', requestId]));
+      // An answer that varies on more than Origin names Origin in its own Vary.
+      send(req, res, response, true, sdkCorsHeaders(req.headers.origin, ['x-request-id', requestId], response.headers?.Vary === undefined));
     } catch (error) {
       services.logger.error({ reqId: requestId, err: error }, 'unhandled error');
       res.destroy();
@@ -186,8 +187,9 @@ function memoryAnswers(routes: RouteDef[]): Map<string, NonNullable<RouteDef['fr
 }
 
 /** The SDK is called from any site: echo the origin (or *). Preflights are answered in `handle`. */
-function sdkCorsHeaders(origin: string | undefined, list: string[] = []): string[] {
-  list.push('Access-Control-Allow-Origin', origin ?? '*', 'Vary', 'Origin', 'Access-Control-Expose-Headers', SDK_EXPOSED_HEADERS);
+function sdkCorsHeaders(origin: string | undefined, list: string[] = [], vary = true): string[] {
+  list.push('Access-Control-Allow-Origin', origin ?? '*', 'Access-Control-Expose-Headers', SDK_EXPOSED_HEADERS);
+  if (vary) list.push('Vary', 'Origin');
   return list;
 }
 

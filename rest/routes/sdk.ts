@@ -143,7 +143,8 @@ interface ConfigV2Data {
   variesByLanguage: boolean;
 }
 
-const VARY_LANGUAGE = Object.freeze({ Vary: 'Accept-Language' });
+// The CORS layer's `Vary: Origin` is replaced by the route's own, so it names both.
+const VARY_LANGUAGE = Object.freeze({ Vary: 'Origin, Accept-Language' });
 // Keyed by the localized config (one object per version and locale), then by whether the answer varies.
 const configV2Answers = new WeakMap<object, [ConfigAnswers?, ConfigAnswers?]>();
 
