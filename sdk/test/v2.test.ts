@@ -250,6 +250,30 @@ describe('hosted preferences', () => {
   });
 });
 
+describe('hosted preferences page', () => {
+  it('records under the installation named in its fragment, only on the service’s own /preferences page', async () => {
+    const happy = (window as unknown as { happyDOM: { setURL(url: string): void } }).happyDOM;
+    const here = location.href;
+    try {
+      happy.setURL(`${BASE}/preferences?key=${KEY}#i=site-installation-1`);
+      const { calls } = await start({ apiBaseUrl: undefined });
+      click('accept-all');
+      await vi.waitFor(() => expect(posts(calls)).toHaveLength(1));
+      expect(posts(calls)[0]!.body!.installationId).toBe('site-installation-1');
+      await vi.waitFor(() => expect(hook('banner')).toBeNull());
+      clear();
+      // Any other page (here: another path of the same origin) keeps its own installation.
+      happy.setURL(`${BASE}/elsewhere#i=site-installation-1`);
+      const other = await start({ apiBaseUrl: undefined });
+      click('accept-all');
+      await vi.waitFor(() => expect(posts(other.calls)).toHaveLength(1));
+      expect(posts(other.calls)[0]!.body!.installationId).toBe(localStorage.getItem('consent:installationId'));
+    } finally {
+      happy.setURL(here);
+    }
+  });
+});
+
 describe('accessibility', () => {
   it('puts the banner first in the tab order as a labelled region and announces it', async () => {
     document.body.innerHTML = '<a href="#x" id="first">first</a>';
