@@ -224,6 +224,18 @@ describe('re-consent and GPC', () => {
   });
 });
 
+it('GPC switched on after a decision overrides its grants of the opt-out purposes; a choice made under GPC stands', async () => {
+  decide({ necessary: true, analytics: true, marketing: true });
+  Object.defineProperty(navigator, 'globalPrivacyControl', { value: true, configurable: true });
+  const { client } = await start();
+  expect(client.getConsent()).toMatchObject({ needsConsent: false, choices: { analytics: true, marketing: false } });
+  client.showPreferences();
+  expect(toggle('marketing').checked).toBe(false);
+  toggle('marketing').click();
+  click('save');
+  await vi.waitFor(() => expect(client.hasConsent('marketing')).toBe(true));
+});
+
 describe('hosted preferences', () => {
   it('preferencesUrl carries the installation in the fragment; only then does the next init ask /decision', async () => {
     let { client, calls } = await start();

@@ -17,7 +17,8 @@ const prefsMarker = (projectId: string) => 'consent:prefs:' + projectId;
 export class Consent {
   config?: SdkConfig;
   mode: Mode = 'opt-in';
-  private decision?: Decision;
+  /** `gpc`: the decision was made while the browser sent GPC (so its grants of opt-out purposes are explicit). */
+  private decision?: Decision & { gpc?: boolean };
   private pending?: Promise<void>;
 
   constructor(
@@ -75,7 +76,9 @@ export class Consent {
     if (!p) return false;
     if (!this.decision) return this.mode != 'opt-in' && (p.required || this.initial(p));
     // Required purposes are recorded as granted; old or hand-edited storage must not say otherwise.
-    return p.required || this.decision.choices[purposeKey] === true;
+    if (p.required) return true;
+    // GPC turned on after the decision: it overrides that decision's grants of the opt-out purposes.
+    return this.decision.choices[purposeKey] === true && !(this.gpcDenies(purposeKey) && !this.decision.gpc);
   }
 
   state(): ConsentState {
@@ -120,7 +123,7 @@ export class Consent {
     this.pending = this.api
       .postConsent(body)
       .then((receipt) => {
-        const decision = { consentHash: version.consentHash, versionNumber: version.number, choices, decidedAt: receipt?.createdAt || body.timestamp };
+        const decision = { consentHash: version.consentHash, versionNumber: version.number, choices, decidedAt: receipt?.createdAt || body.timestamp, gpc: this.gpc };
         writeDecision(projectId, decision);
         if (this.config) this.decision = decision;
       })
