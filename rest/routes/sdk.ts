@@ -354,11 +354,13 @@ ${script.replaceAll('<script>', `<script nonce="${nonce}">`)}
   };
 }
 
-/** The hosted page embeds nothing but the key; everything else comes from the config endpoint, through the SDK. */
+/** The hosted page embeds nothing but the key; everything else comes from the v2 config endpoint, through the SDK. */
 function preferencesPage(key: string): RestResponse {
-  const script = `<script src="/sdk/v1/consent.js"></script>
+  // SDK v2: texts in the visitor's language (the page's own lang is fixed), and a decision made here is
+  // recorded under the site's installation when the address carries it (#i=..., from client.preferencesUrl()).
+  const script = `<script src="/sdk/v2/consent.js"></script>
 <script>
-ConsentSDK.init({ publicKey: ${JSON.stringify(key)} }).then(function (c) {
+ConsentSDK.init({ publicKey: ${JSON.stringify(key)}, locale: (navigator.languages || [])[0] || navigator.language }).then(function (c) {
   var button = document.getElementById('open');
   document.getElementById('status').textContent = 'Choose which purposes you allow, then save. Your choices are kept in this browser for this site.';
   button.hidden = false;

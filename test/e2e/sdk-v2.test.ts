@@ -7,7 +7,7 @@ import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { TestServer } from '../helpers/server.js';
 import { setupProject, startService, type SiteProject } from './harness.js';
-import { launchChromiumForSites, receiptsWithoutLocaleAndGpc, startSiteV2, type PageOptions, type SiteV2 } from './site-v2.js';
+import { launchChromiumForSites, startSiteV2, type PageOptions, type SiteV2 } from './site-v2.js';
 
 const ARTIFACTS = 'test-artifacts/sdk-v2';
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -79,23 +79,9 @@ function experience(over: Record<string, unknown> = {}) {
   };
 }
 
-/** Whether POST /api/sdk/v1/consent takes `locale` and `gpc` (extensions.md section 3); probed once. */
-let receiptsTakeLocale: boolean | undefined;
-
-async function probeReceipts(project: SiteProject): Promise<boolean> {
-  const body = { versionId: project.version.id, consentHash: project.version.consentHash, choices: { necessary: true, analytics: false, ads: false }, installationId: 'probe-installation', timestamp: new Date().toISOString(), sdkVersion: 'probe', locale: 'en', gpc: false };
-  const res = await server.request('POST', '/api/sdk/v1/consent', { token: project.key, headers: { origin: site.origin }, body });
-  return res.status === 201;
-}
-
 /** Sets and publishes the project's experience through the operator API (translations name categories by name here). */
 async function withExperience(project: SiteProject, x = experience()): Promise<void> {
   const base = `/api/platform/projects/${project.projectId}/consent`;
-  if (receiptsTakeLocale === undefined) {
-    const probe = await setupProject(server, [site.origin]);
-    receiptsTakeLocale = await probeReceipts(probe);
-  }
-  if (!receiptsTakeLocale) await receiptsWithoutLocaleAndGpc(context, serviceUrl);
   const { draft } = (await server.request('GET', base, { token: project.ownerToken })).body;
   const idOf = new Map(draft.categories.map((c: { id: string; name: string }) => [c.name, c.id]));
   const translations = Object.fromEntries(
@@ -278,7 +264,7 @@ describe('withdrawal, expiry and GPC', () => {
     expect(await frameSrc()).toBeNull();
     const receipts = await project.receipts();
     expect(receipts[0]!.choices).toEqual({ necessary: true, analytics: true, ads: false });
-    if (receiptsTakeLocale) expect(receipts[0]).toMatchObject({ gpc: true, locale: 'en' });
+    expect(receipts[0]).toMatchObject({ gpc: true, locale: 'en' });
   });
 });
 
@@ -299,6 +285,7 @@ describe('languages, schemes and screenshots', () => {
     await page.locator(hook('save')).click();
     await expect.poll(() => sent.length).toBe(1);
     expect(sent[0]!.locale).toBe('de');
+    await expect.poll(async () => (await project.receipts())[0]).toMatchObject({ locale: 'de', gpc: false });
   });
 
   it('shows Arabic right to left', async () => {
@@ -330,9 +317,10 @@ describe('languages, schemes and screenshots', () => {
     await withExperience(auto, experience({ theme: { colorScheme: 'auto' } }));
     await page.emulateMedia({ colorScheme: 'dark' });
     await open(auto);
-    expect(await background()).toBe('rgb(29, 30, 33)');
+    await expect.poll(background).toBe('rgb(29, 30, 33)');
+    // The media change reaches the page's styles asynchronously.
     await page.emulateMedia({ colorScheme: 'light' });
-    expect(await background()).toBe('rgb(255, 255, 255)');
+    await expect.poll(background).toBe('rgb(255, 255, 255)');
   });
 
   it('lets the page theme it with custom properties and ::part()', async () => {

@@ -5,7 +5,7 @@
 // what each tag would see (`window.gtagLog`); a blocked analytics script, a blocked ads iframe.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { chromium, type Browser } from 'playwright-core';
 import { CHROMIUM } from './harness.js';
 
 export const SITE_HOST = 'www.acme.test';
@@ -117,18 +117,4 @@ main{max-width:720px;margin:0 auto;padding:24px}
     page: (key, o = {}) => `${origin}/?key=${encodeURIComponent(key)}&lang=${o.lang ?? 'en'}${o.module ? '&module=1' : ''}${o.v1 ? '&v1=1' : ''}`,
     close: () => new Promise((done) => server.close(() => done())),
   };
-}
-
-/**
- * While the service's receipt route does not take `locale` and `gpc` yet (the `experience` branch adds them),
- * receipts lose those two fields on their way to it; the tests still see what the SDK sent. Installed only
- * when the service refuses them (sdk-v2.test.ts probes once).
- */
-export async function receiptsWithoutLocaleAndGpc(context: BrowserContext, serviceUrl: string): Promise<void> {
-  await context.route(`${serviceUrl}/api/sdk/v1/consent`, async (route) => {
-    const req = route.request();
-    if (req.method() !== 'POST') return route.continue();
-    const { locale: _l, gpc: _g, ...body } = req.postDataJSON();
-    return route.continue({ postData: JSON.stringify(body) });
-  });
 }
