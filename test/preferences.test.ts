@@ -21,7 +21,8 @@ describe('hosted preferences page', () => {
     expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(res.headers.get('content-security-policy')).toContain("script-src 'self' 'nonce-");
     expect(res.text).toContain('<script src="/sdk/v2/consent.js"></script>');
-    expect(res.text).toContain(`ConsentSDK.init({ publicKey: "${key.secret}", locale: `);
+    expect(res.text).toContain(`var KEY = "${key.secret}";`);
+    expect(res.text).toContain('ConsentSDK.init({ publicKey: KEY, locale: ');
     expect(res.text).toContain('c.showPreferences()');
     expect(res.text).not.toContain('apiBaseUrl');
     for (const secretish of [t.project.id, t.project.name, t.org.id, t.org.name, 'We value your privacy', 'Analytics']) {

@@ -260,6 +260,31 @@ const sdkApiRoutes: RouteDef[] = [
     },
   }),
   route({
+    method: 'GET',
+    path: '/api/sdk/v2/decision',
+    summary:
+      'SDK v2: the latest decision recorded for the installation in X-Consent-Installation (Bearer publishable key; key, origin ' +
+      'and rate limit as the config). The SDK calls it when a decision may have been made elsewhere (the hosted preferences page).',
+    auth: 'publishableKey',
+    operation: 'SdkDecision',
+    variables: ({ headers }) => ({ installationId: headerValue(headers['x-consent-installation']) }),
+    respond: (data) => ({ status: 200, body: { decision: data.sdkDecision }, headers: { 'Cache-Control': 'no-store' } }),
+    responses: {
+      200: {
+        description: 'The latest decision, or null',
+        schema: z.object({
+          decision: z
+            .object({ versionId: z.string(), consentHash: z.string(), choices: z.record(z.string(), z.boolean()), createdAt: timestamp })
+            .nullable(),
+        }),
+      },
+      400: { description: 'invalid_body: X-Consent-Installation missing or not 8 to 64 of [A-Za-z0-9_-]', schema: SdkError },
+      401: { description: 'invalid_key', schema: SdkError },
+      403: { description: 'revoked_key or origin_not_allowed', schema: SdkError },
+      429: { description: 'rate_limited (Retry-After, X-RateLimit-*); the config allowance', schema: SdkError },
+    },
+  }),
+  route({
     method: 'POST',
     path: '/api/sdk/v1/consent',
     summary: 'SDK: record an append-only consent receipt (Bearer publishable key)',
@@ -354,21 +379,69 @@ ${script.replaceAll('<script>', `<script nonce="${nonce}">`)}
   };
 }
 
-/** The hosted page embeds nothing but the key; everything else comes from the v2 config endpoint, through the SDK. */
+/**
+ * The hosted page embeds nothing but the key; everything else comes from the config endpoint, through the SDK.
+ * With `#i=<installationId>` in the address (the site's SDK puts it there; a fragment never reaches a server),
+ * the page shows and records the site's decision: it adopts the installation's latest decision through
+ * /api/sdk/v2/decision and the SDK files the new receipt under that installation, so the site's SDK finds it
+ * at its next init (docs/sdk-api.md, "Hosted preferences for a site").
+ */
 function preferencesPage(key: string): RestResponse {
-  // SDK v2: texts in the visitor's language (the page's own lang is fixed), and a decision made here is
-  // recorded under the site's installation when the address carries it (#i=..., from client.preferencesUrl()).
+  // SDK v2, in the visitor's language (the page's own lang is fixed); it also files receipts under the
+  // installation in #i= by itself on this page (sdk/src/v2/index.ts), the storage loan below keeps v1-era
+  // behaviour and lets the dialog start from the site's latest decision.
   const script = `<script src="/sdk/v2/consent.js"></script>
 <script>
-ConsentSDK.init({ publicKey: ${JSON.stringify(key)}, locale: (navigator.languages || [])[0] || navigator.language }).then(function (c) {
-  var button = document.getElementById('open');
-  document.getElementById('status').textContent = 'Choose which purposes you allow, then save. Your choices are kept in this browser for this site.';
-  button.hidden = false;
-  button.addEventListener('click', function () { c.showPreferences(); });
-  c.showPreferences();
-}).catch(function () {
-  document.getElementById('status').textContent = 'Your preferences cannot be shown right now.';
-});
+(function () {
+  var KEY = ${JSON.stringify(key).replaceAll('<', '\\u003c')};
+  var ID = 'consent:installationId';
+  var match = /^#i=([A-Za-z0-9_-]{8,64})$/.exec(location.hash);
+  var site = match && match[1];
+  function start() {
+    ConsentSDK.init({ publicKey: KEY, locale: (navigator.languages || [])[0] || navigator.language }).then(function (c) {
+      var button = document.getElementById('open');
+      document.getElementById('status').textContent = site
+        ? 'Choose which purposes you allow, then save. Your choices apply to the site you came from.'
+        : 'Choose which purposes you allow, then save. Your choices are kept in this browser for this site.';
+      button.hidden = false;
+      button.addEventListener('click', function () { c.showPreferences(); });
+      c.showPreferences();
+    }).catch(function () {
+      document.getElementById('status').textContent = 'Your preferences cannot be shown right now.';
+    });
+  }
+  if (!site) return start();
+  // The SDK files receipts under the installation id in this origin's storage: lend it the site's for
+  // this page's life, and put the site's latest decision where the SDK reads it, so the dialog starts from it.
+  var previous = null;
+  try {
+    previous = localStorage.getItem(ID);
+    localStorage.setItem(ID, site);
+    addEventListener('pagehide', function () {
+      try { previous ? localStorage.setItem(ID, previous) : localStorage.removeItem(ID); } catch (e) {}
+    });
+  } catch (e) {
+    site = null;
+    return start();
+  }
+  var auth = { Authorization: 'Bearer ' + KEY };
+  Promise.all([
+    fetch('/api/sdk/v1/config', { headers: auth }).then(function (r) { return r.ok ? r.json() : null; }),
+    fetch('/api/sdk/v2/decision', { headers: { Authorization: auth.Authorization, 'X-Consent-Installation': site }, cache: 'no-store' })
+      .then(function (r) { return r.ok ? r.json() : null; }),
+  ]).then(function (answers) {
+    var config = answers[0], found = answers[1] && answers[1].decision;
+    var slot = config && 'consent:' + config.projectId;
+    if (!slot) return;
+    if (!found) return localStorage.removeItem(slot);
+    localStorage.setItem(slot, JSON.stringify({
+      consentHash: found.consentHash,
+      versionNumber: found.versionId === config.version.id ? config.version.number : 0,
+      choices: found.choices,
+      decidedAt: found.createdAt,
+    }));
+  }).catch(function () {}).then(start);
+})();
 </script>`;
   return page(
     200,

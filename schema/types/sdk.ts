@@ -3,6 +3,7 @@ import type { PublishedVersion } from '../../src/consent/versions.js';
 import { sdkConfig, type SdkConfig } from '../../src/sdk/config.js';
 import { sdkConfigV2, type SdkConfigV2 } from '../../src/sdk/config-v2.js';
 import { recordConsent, type ConsentAck } from '../../src/sdk/consent.js';
+import { latestDecision, type SdkDecision } from '../../src/sdk/decision.js';
 import { getAllowedOrigins, updateAllowedOrigins, type AllowedOrigins } from '../../src/sdk/origins.js';
 import { builder } from '../builder.js';
 
@@ -84,6 +85,16 @@ const SdkConfigV2Ref = builder.objectRef<SdkConfigV2>('SdkConfigV2').implement({
   }),
 });
 
+const SdkDecisionRef = builder.objectRef<SdkDecision>('SdkDecision').implement({
+  description: 'The latest receipt of an installation',
+  fields: (t) => ({
+    versionId: t.exposeID('versionId'),
+    consentHash: t.exposeString('consentHash'),
+    choices: t.expose('choices', { type: 'JSON', description: 'Purpose key → granted, as recorded' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+
 const ConsentReceiptAck = builder.objectRef<ConsentAck>('ConsentReceiptAck').implement({
   fields: (t) => ({
     ok: t.exposeBoolean('ok'),
@@ -111,6 +122,14 @@ builder.queryFields((t) => ({
         { token: ctx.bearer ?? args.key ?? undefined, origin: ctx.origin },
         { locale: args.locale ?? undefined, acceptLanguage: args.acceptLanguage ?? undefined },
       ),
+  }),
+  sdkDecision: t.field({
+    type: SdkDecisionRef,
+    nullable: true,
+    description: 'SDK v2: the latest decision recorded for an installation (null when none), e.g. on the hosted preferences page',
+    args: { key: t.arg.string(), installationId: t.arg.string() },
+    resolve: (_root, args, ctx) =>
+      latestDecision(ctx.services, { token: ctx.bearer ?? args.key ?? undefined, origin: ctx.origin }, args.installationId ?? undefined),
   }),
   publishableKeyStatus: t.field({
     type: KeyStatus,

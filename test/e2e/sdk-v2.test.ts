@@ -338,6 +338,42 @@ describe('languages, schemes and screenshots', () => {
   });
 });
 
+describe('hosted preferences page', () => {
+  it('a decision made on the page from preferencesUrl() is adopted at the next init, asking /decision only then', async () => {
+    const project = await setupProject(server, [site.origin]);
+    await withExperience(project);
+    await open(project);
+    await page.locator(hook('reject-all')).click();
+    await page.locator(hook('banner')).waitFor({ state: 'detached' });
+    const url = await page.evaluate(() => (window as any).consent.preferencesUrl());
+    const installationId = await page.evaluate(() => localStorage.getItem('consent:installationId'));
+    expect(url).toBe(`${serviceUrl}/preferences?key=${encodeURIComponent(project.key)}#i=${installationId}`);
+
+    // The hosted page (the service's origin, its own storage) records under the site's installation.
+    const hosted = await context.newPage();
+    await hosted.goto(url);
+    await hosted.locator(hook('dialog')).waitFor();
+    await hosted.locator(purpose('analytics')).click();
+    await hosted.locator(hook('save')).click();
+    await hosted.locator(hook('dialog')).waitFor({ state: 'detached' });
+    await hosted.close();
+    const [latest] = await project.receipts();
+    expect(latest).toMatchObject({ installationId, choices: { necessary: true, analytics: true, ads: false } });
+
+    const asked: string[] = [];
+    page.on('request', (req) => req.url().includes('/api/sdk/v2/decision') && asked.push(req.headers()['x-consent-installation'] ?? ''));
+    await open(project);
+    expect(asked).toEqual([installationId]);
+    expect(await page.evaluate(() => (window as any).consent.hasConsent('analytics'))).toBe(true);
+    await expect.poll(ran).toBe(1);
+    expect(await page.locator(hook('banner')).count()).toBe(0);
+    // Without another visit to the hosted page, never again.
+    await open(project);
+    expect(asked).toHaveLength(1);
+    expect(await ran()).toBe(1);
+  });
+});
+
 describe('accessibility', () => {
   it('keyboard only: the banner comes first, and focus is where it should be after every step', async () => {
     await newContext({ reducedMotion: 'reduce' });
