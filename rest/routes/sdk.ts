@@ -397,7 +397,10 @@ ${script.replaceAll('<script>', `<script nonce="${nonce}">`)}
  * at its next init (docs/sdk-api.md, "Hosted preferences for a site").
  */
 function preferencesPage(key: string): RestResponse {
-  const script = `<script src="/sdk/v1/consent.js"></script>
+  // SDK v2, in the visitor's language (the page's own lang is fixed); it also files receipts under the
+  // installation in #i= by itself on this page (sdk/src/v2/index.ts), the storage loan below keeps v1-era
+  // behaviour and lets the dialog start from the site's latest decision.
+  const script = `<script src="/sdk/v2/consent.js"></script>
 <script>
 (function () {
   var KEY = ${JSON.stringify(key).replaceAll('<', '\\u003c')};
@@ -405,7 +408,7 @@ function preferencesPage(key: string): RestResponse {
   var match = /^#i=([A-Za-z0-9_-]{8,64})$/.exec(location.hash);
   var site = match && match[1];
   function start() {
-    ConsentSDK.init({ publicKey: KEY }).then(function (c) {
+    ConsentSDK.init({ publicKey: KEY, locale: (navigator.languages || [])[0] || navigator.language }).then(function (c) {
       var button = document.getElementById('open');
       document.getElementById('status').textContent = site
         ? 'Choose which purposes you allow, then save. Your choices apply to the site you came from.'
@@ -418,7 +421,7 @@ function preferencesPage(key: string): RestResponse {
     });
   }
   if (!site) return start();
-  // The SDK (v1) files receipts under the installation id in this origin's storage: lend it the site's for
+  // The SDK files receipts under the installation id in this origin's storage: lend it the site's for
   // this page's life, and put the site's latest decision where the SDK reads it, so the dialog starts from it.
   var previous = null;
   try {
