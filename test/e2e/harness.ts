@@ -13,12 +13,12 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
  * Headless Debian Chromium (test/helpers/chromium.ts finds it, and installs it under `npm test` as root);
  * a missing browser is an error with the fix, never a skip.
  */
-export async function launchChromium(): Promise<Browser> {
+export async function launchChromium(extraArgs: string[] = []): Promise<Browser> {
   const executablePath = findChromium();
   if (!executablePath) throw new Error(chromiumMissingMessage());
   return chromium.launch({
     executablePath,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', ...extraArgs],
   });
 }
 

@@ -5,17 +5,14 @@
 // what each tag would see (`window.gtagLog`); a blocked analytics script, a blocked ads iframe.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
-import { CHROMIUM } from './harness.js';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from './harness.js';
 
 export const SITE_HOST = 'www.acme.test';
 
 /** Headless Chromium resolving *.acme.test to loopback. */
 export function launchChromiumForSites(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--host-resolver-rules=MAP *.acme.test 127.0.0.1'],
-  });
+  return launchChromium(['--host-resolver-rules=MAP *.acme.test 127.0.0.1']);
 }
 
 export interface PageOptions {
