@@ -201,7 +201,7 @@ function configV2FromMemory(req: IncomingMessage, services: Services): Promise<R
   if (!query) return undefined;
   const config = sdkConfigV2FromMemory(
     services,
-    { token: bearerToken(req.headers.authorization), origin: headerValue(req.headers.origin) },
+    { token: bearerToken(req.headers.authorization), origin: headerValue(req.headers.origin), address: clientAddress(req, services.config.trustProxy) },
     { locale: query.locale, acceptLanguage: headerValue(req.headers['accept-language']) },
   );
   return config?.then(

@@ -119,7 +119,7 @@ builder.queryFields((t) => ({
     resolve: (_root, args, ctx) =>
       sdkConfigV2(
         ctx.services,
-        { token: ctx.bearer ?? args.key ?? undefined, origin: ctx.origin },
+        { token: ctx.bearer ?? args.key ?? undefined, origin: ctx.origin, address: ctx.ip },
         { locale: args.locale ?? undefined, acceptLanguage: args.acceptLanguage ?? undefined },
       ),
   }),
@@ -129,7 +129,7 @@ builder.queryFields((t) => ({
     description: 'SDK v2: the latest decision recorded for an installation (null when none), e.g. on the hosted preferences page',
     args: { key: t.arg.string(), installationId: t.arg.string() },
     resolve: (_root, args, ctx) =>
-      latestDecision(ctx.services, { token: ctx.bearer ?? args.key ?? undefined, origin: ctx.origin }, args.installationId ?? undefined),
+      latestDecision(ctx.services, { token: ctx.bearer ?? args.key ?? undefined, origin: ctx.origin, address: ctx.ip }, args.installationId ?? undefined),
   }),
   publishableKeyStatus: t.field({
     type: KeyStatus,

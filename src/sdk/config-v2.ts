@@ -5,6 +5,7 @@ import { builtInUiStrings, languageOf, textDirection, type UiStrings } from '../
 import type { PublishedVersion } from '../consent/versions.js';
 import type { Services } from '../services.js';
 import { authenticateSdk, authenticateSdkFromMemory } from './access.js';
+import { consumeConfigAllowance, type SdkCallerInfo } from './config.js';
 import type { ProjectAccess } from './cache.js';
 import { noPublishedVersion } from './errors.js';
 
@@ -35,26 +36,20 @@ export interface LocaleRequest {
   acceptLanguage?: string | undefined;
 }
 
-interface SdkCallerInfo {
-  token: string | undefined;
-  origin: string | undefined;
-}
 
 export async function sdkConfigV2(services: Services, caller: SdkCallerInfo, request: LocaleRequest): Promise<SdkConfigV2> {
   const { keyId, project } = await authenticateSdk(services, caller.token, caller.origin);
-  return served(services, keyId, project, request);
+  return served(services, keyId, project, caller.address, request);
 }
 
 /** The same from memory (see sdkConfigFromMemory): undefined when the full path must decide. */
 export function sdkConfigV2FromMemory(services: Services, caller: SdkCallerInfo, request: LocaleRequest): Promise<SdkConfigV2> | undefined {
   const found = authenticateSdkFromMemory(services, caller.token, caller.origin);
-  return found && served(services, found.keyId, found.project, request);
+  return found && served(services, found.keyId, found.project, caller.address, request);
 }
 
-function served(services: Services, keyId: string, project: ProjectAccess, request: LocaleRequest): Promise<SdkConfigV2> {
-  // One allowance for both versions of the config: a client gains nothing by alternating.
-  const limit = { name: 'sdk-config', points: services.config.rateLimits.sdkConfigPerMinute, durationSeconds: 60 };
-  return services.rateLimits.consume(limit, keyId).then(() => {
+function served(services: Services, keyId: string, project: ProjectAccess, address: string, request: LocaleRequest): Promise<SdkConfigV2> {
+  return consumeConfigAllowance(services, keyId, address).then(() => {
     const version = project.version;
     if (!version) throw noPublishedVersion();
     const experience = version.experience ?? DEFAULT_EXPERIENCE;

@@ -10,7 +10,7 @@ export interface SdkConfig {
   config: unknown;
 }
 
-interface SdkCallerInfo {
+export interface SdkCallerInfo {
   token: string | undefined;
   origin: string | undefined;
   /** The client address (src/http/client-address.ts): the rate limit counts per key and address. */
@@ -33,12 +33,20 @@ export function sdkConfigFromMemory(services: Services, caller: SdkCallerInfo): 
 }
 
 /**
+ * One allowance per key AND client address for every config-like read (v1 and v2 config, the v2 decision):
+ * a client gains nothing by alternating between them.
+ */
+export function consumeConfigAllowance(services: Services, keyId: string, address: string): Promise<void> {
+  const limit = { name: 'sdk-config', points: services.config.rateLimits.sdkConfigPerMinute, durationSeconds: 60 };
+  return services.rateLimits.consume(limit, `${keyId}|${address}`);
+}
+
+/**
  * Counted per key AND client address: the key is public (it is in every visitor's page), so one
  * client spending the key's whole budget would otherwise shut the site's banner for everyone.
  */
 function served(services: Services, keyId: string, project: ProjectAccess, address: string): Promise<SdkConfig> {
-  const limit = { name: 'sdk-config', points: services.config.rateLimits.sdkConfigPerMinute, durationSeconds: 60 };
-  return services.rateLimits.consume(limit, `${keyId}|${address}`).then(() => {
+  return consumeConfigAllowance(services, keyId, address).then(() => {
     const version = project.version;
     if (!version) throw noPublishedVersion();
     return { projectId: project.projectId, version, config: version.config };

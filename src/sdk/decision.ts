@@ -1,5 +1,6 @@
 import type { Services } from '../services.js';
 import { authenticateSdk } from './access.js';
+import { consumeConfigAllowance, type SdkCallerInfo } from './config.js';
 import { INSTALLATION_ID } from './consent.js';
 import { invalidBody } from './errors.js';
 
@@ -19,17 +20,14 @@ export interface SdkDecision {
  */
 export async function latestDecision(
   services: Services,
-  caller: { token: string | undefined; origin: string | undefined },
+  caller: SdkCallerInfo,
   installationId: string | undefined,
 ): Promise<SdkDecision | null> {
   const { keyId, project } = await authenticateSdk(services, caller.token, caller.origin);
   if (!installationId || !INSTALLATION_ID.test(installationId)) {
     throw invalidBody('X-Consent-Installation must be 8 to 64 of [A-Za-z0-9_-]');
   }
-  await services.rateLimits.consume(
-    { name: 'sdk-config', points: services.config.rateLimits.sdkConfigPerMinute, durationSeconds: 60 },
-    keyId,
-  );
+  await consumeConfigAllowance(services, keyId, caller.address);
   const receipt = await services.db.prisma.receipt.findFirst({
     where: { projectId: project.projectId, installationId },
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
