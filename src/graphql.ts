@@ -4,6 +4,7 @@ import { GraphQLError, NoSchemaIntrospectionCustomRule, type GraphQLSchema } fro
 import { createYoga, maskError, type Plugin, type YogaServerOptions } from 'graphql-yoga';
 import { outageMonitor, RETRY_AFTER_SECONDS, UNAVAILABLE_MESSAGE } from './db/unavailable.js';
 import { bearerToken } from './http/headers.js';
+import { sessionCredential } from './auth/console-session.js';
 import { createContext } from './context.js';
 import type { Services } from './services.js';
 
@@ -31,8 +32,14 @@ export function createGraphqlServer(services: Services, schema: GraphQLSchema) {
     logging: false,
     maskedErrors: { isDev: !services.config.production, maskError: maskUnavailable(services) },
     plugins,
-    context: ({ request, requestId, ip }) =>
-      createContext(services, { requestId, ip, bearer: bearerToken(request.headers.get('authorization') ?? undefined) }),
+    // Never let another origin's page read answers with the browser's credentials (the console's
+    // cookie is refused off-origin anyway, see sessionCredential); the console itself is same-origin.
+    cors: { credentials: false },
+    context: ({ request, requestId, ip }) => {
+      const header = (name: string) => request.headers.get(name) ?? undefined;
+      const bearer = bearerToken(header('authorization'));
+      return createContext(services, { requestId, ip, bearer, session: sessionCredential(header, services.config)?.token });
+    },
   });
 }
 
