@@ -83,6 +83,14 @@ describe('a console request (cookie + X-Consent-Console: 1 + same Origin)', () =
     expect(graphql.body.data.me.user).toEqual({ id: carol.id, email: carol.email });
   });
 
+  it('without Origin, as browsers send a same-origin GET, counts when Sec-Fetch-Site is same-origin', async () => {
+    const olivia = await operator(server, 'Olivia');
+    const { cookie } = await cookieLogin(server, olivia);
+    const res = await me({ cookie, 'x-consent-console': '1', 'sec-fetch-site': 'same-origin' });
+    expect(res.status).toBe(200);
+    expect(res.body.user.email).toBe(olivia.email);
+  });
+
   it('lets a bearer token win over the cookie, even a bad one', async () => {
     const dave = await operator(server, 'Dave');
     const erin = await operator(server, 'Erin');
@@ -109,6 +117,9 @@ describe('cross-site requests carrying the cookie authenticate nothing', () => {
     ['the cookie with the header but Origin null', () => consoleHeaders(cookie, 'null')],
     ['the cookie and same Origin, but the header is not 1', () => ({ ...consoleHeaders(cookie), 'x-consent-console': 'true' })],
     ['the cookie with the header and a look-alike Origin', () => consoleHeaders(cookie, `${server.url}.evil.example`)],
+    ['the cookie with the header, no Origin, Sec-Fetch-Site cross-site', () => ({ cookie, 'x-consent-console': '1', 'sec-fetch-site': 'cross-site' })],
+    ['the cookie with the header, no Origin, Sec-Fetch-Site same-site', () => ({ cookie, 'x-consent-console': '1', 'sec-fetch-site': 'same-site' })],
+    ['the cookie, same-origin Sec-Fetch-Site but another Origin', () => ({ ...consoleHeaders(cookie, EVIL), 'sec-fetch-site': 'same-origin' })],
   ];
 
   for (const [name, headers] of cases) {

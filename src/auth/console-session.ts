@@ -32,12 +32,14 @@ export function sessionCredential(header: HeaderReader, config: Pick<Config, 'pu
 /**
  * `X-Consent-Console: 1` and an `Origin` that is the service's own: the origin of PUBLIC_BASE_URL,
  * or the request's own `Host` (https only in production). A browser always sends the real Host
- * and Origin, so a page elsewhere cannot pass; a request without Origin does not pass either.
+ * and Origin, so a page elsewhere cannot pass. Browsers omit Origin on same-origin GET and HEAD
+ * (Fetch standard), so there `Sec-Fetch-Site: same-origin` stands in for it: a header only the
+ * browser sets, which no page can forge. With neither, the request does not pass.
  */
 export function isConsoleRequest(header: HeaderReader, config: Pick<Config, 'publicBaseUrl' | 'production'>): boolean {
   if (header(CONSOLE_HEADER) !== '1') return false;
   const origin = header('origin');
-  if (!origin) return false;
+  if (!origin) return header('sec-fetch-site') === 'same-origin';
   if (origin === new URL(config.publicBaseUrl).origin) return true;
   const host = header('host');
   if (!host) return false;
