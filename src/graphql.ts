@@ -1,11 +1,11 @@
-import { costLimitPlugin } from '@escape.tech/graphql-armor-cost-limit';
-import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
+import { blockFieldSuggestionsPlugin } from '@escape.tech/graphql-armor-block-field-suggestions';
 import { GraphQLError, NoSchemaIntrospectionCustomRule, type GraphQLSchema } from 'graphql';
 import { createYoga, maskError, type Plugin, type YogaServerOptions } from 'graphql-yoga';
 import { outageMonitor, RETRY_AFTER_SECONDS, UNAVAILABLE_MESSAGE } from './db/unavailable.js';
 import { bearerToken } from './http/headers.js';
 import { sessionCredential } from './auth/console-session.js';
 import { createContext } from './context.js';
+import { costLimitPlugin, limitRules, parseWithLimits, refusalPenaltyPlugin } from './graphql-limits.js';
 import type { Services } from './services.js';
 
 interface ServerContext {
@@ -15,30 +15,46 @@ interface ServerContext {
 
 /** /graphql for operator tooling: same session bearer, same domain code as REST. */
 export function createGraphqlServer(services: Services, schema: GraphQLSchema) {
+  const { config } = services;
   const plugins: Plugin[] = [
-    // Abusive queries get a GraphQL error at validation, before any resolver runs.
-    maxDepthPlugin({ n: 8, flattenFragments: true }) as Plugin,
-    costLimitPlugin({ maxCost: 5000 }) as Plugin,
+    // Abusive queries get a GraphQL error (code query_too_complex) before any resolver runs:
+    // tokens while parsing, depth and aliases at validation, cost with the variables (src/graphql-limits.ts).
+    { onParse: ({ setParseFn }) => setParseFn(parseWithLimits) },
+    { onValidate: ({ addValidationRule }) => limitRules().forEach(addValidationRule) },
+    costLimitPlugin(),
+    refusalPenaltyPlugin(services) as Plugin,
     databaseUnavailable(),
   ];
-  if (!services.config.introspection) {
+  if (!config.introspection) {
     plugins.push({ onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule) });
   }
+  // "Did you mean ..." would reveal the schema even with introspection off.
+  if (config.production) plugins.push(blockFieldSuggestionsPlugin({ mask: '' }) as Plugin);
   return createYoga<ServerContext>({
     schema,
     graphqlEndpoint: '/graphql',
-    graphiql: !services.config.production,
+    graphiql: !config.production,
     landingPage: false,
     logging: false,
-    maskedErrors: { isDev: !services.config.production, maskError: maskUnavailable(services) },
+    batching: false,
+    maskedErrors: { isDev: !config.production, maskError: maskUnavailable(services) },
+    // Same origin only, unless GRAPHQL_CORS_ORIGINS lists the origin: never reflected, never credentials for others.
+    cors: (request) => {
+      const origin = request.headers.get('origin');
+      return origin && config.graphqlCorsOrigins.includes(origin) ? { origin: [origin], credentials: true, maxAge: 600 } : false;
+    },
     plugins,
-    // Never let another origin's page read answers with the browser's credentials (the console's
-    // cookie is refused off-origin anyway, see sessionCredential); the console itself is same-origin.
-    cors: { credentials: false },
     context: ({ request, requestId, ip }) => {
       const header = (name: string) => request.headers.get(name) ?? undefined;
-      const bearer = bearerToken(header('authorization'));
-      return createContext(services, { requestId, ip, bearer, session: sessionCredential(header, services.config)?.token });
+      return createContext(services, {
+        requestId,
+        ip,
+        bearer: bearerToken(header('authorization')),
+        // The operator session: the bearer, or the console's cookie on a same-origin console request.
+        session: sessionCredential(header, config)?.token,
+        // SDK fields check the allowed origins exactly as the REST SDK routes do.
+        origin: header('origin'),
+      });
     },
   });
 }
