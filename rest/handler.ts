@@ -3,6 +3,7 @@ import type { GraphQLSchema } from 'graphql';
 import { createContext } from '../src/context.js';
 import { BodyTooLarge, isJsonContentType, OPERATOR_BODY_LIMIT, readBody } from '../src/http/body.js';
 import { bearerToken, headerValue } from '../src/http/headers.js';
+import { sessionCredential } from '../src/auth/console-session.js';
 import type { Services } from '../src/services.js';
 import { AppError } from '../src/errors.js';
 import { authenticateSdk } from '../src/sdk/access.js';
@@ -43,10 +44,13 @@ export class RestHandler {
     const sdk = route.auth === 'publishableKey';
     const badBody = sdk ? 'invalid_body' : 'invalid_json';
     const bearer = bearerToken(exchange.req.headers.authorization);
+    // SDK routes know only publishable keys: the console's cookie means nothing there.
+    const session = sdk ? undefined : sessionCredential((name) => headerValue(exchange.req.headers[name]), this.services.config)?.token;
     const context = await createContext(this.services, {
       requestId: exchange.requestId,
       ip: exchange.ip,
       bearer,
+      session,
       origin: headerValue(exchange.req.headers.origin),
     });
     // Authentication comes before anything about the body (decisions.md: order of checks).
@@ -119,7 +123,14 @@ export class RestHandler {
     }
 
     const operation = this.operations.get(route.operation!)!;
-    const variables = route.variables ? route.variables(request) : {};
+    let variables: Record<string, unknown>;
+    try {
+      variables = route.variables ? route.variables(request) : {};
+    } catch (error) {
+      // A route may refuse its query string before the operation runs (login's `session`).
+      if (error instanceof AppError) return fromGraphQLError(error, { exposeInternal: false });
+      throw error;
+    }
     const result = await operation.compiled.query(undefined, context, variables);
     if (result.errors?.length && result.data === undefined) {
       // The variables were refused before any resolver ran: authorise first (401/404/403), then 400.

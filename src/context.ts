@@ -11,6 +11,8 @@ export interface RequestInfo {
   ip: string;
   /** The bearer token as sent, if any (session token or publishable key). */
   bearer?: string;
+  /** The operator session token presented: the bearer, or the console's cookie where accepted (sessionCredential). */
+  session?: string;
   /** The Origin header of a browser request (the SDK allowlist checks it). */
   origin?: string;
 }
@@ -24,8 +26,9 @@ export interface Context extends RequestInfo {
 }
 
 export async function createContext(services: Services, request: RequestInfo): Promise<Context> {
-  const viewer = request.bearer ? await findSessionUser(services, request.bearer) : null;
-  return { ...request, services, prisma: services.db.prisma, viewer, access: new Access(services, viewer) };
+  const session = request.session ?? request.bearer;
+  const viewer = session ? await findSessionUser(services, session) : null;
+  return { ...request, session, services, prisma: services.db.prisma, viewer, access: new Access(services, viewer) };
 }
 
 /**

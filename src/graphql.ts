@@ -3,6 +3,7 @@ import { GraphQLError, NoSchemaIntrospectionCustomRule, type GraphQLSchema } fro
 import { createYoga, maskError, type Plugin, type YogaServerOptions } from 'graphql-yoga';
 import { outageMonitor, RETRY_AFTER_SECONDS, UNAVAILABLE_MESSAGE } from './db/unavailable.js';
 import { bearerToken } from './http/headers.js';
+import { sessionCredential } from './auth/console-session.js';
 import { createContext } from './context.js';
 import { costLimitPlugin, limitRules, parseWithLimits, refusalPenaltyPlugin } from './graphql-limits.js';
 import type { Services } from './services.js';
@@ -43,14 +44,18 @@ export function createGraphqlServer(services: Services, schema: GraphQLSchema) {
       return origin && config.graphqlCorsOrigins.includes(origin) ? { origin: [origin], credentials: true, maxAge: 600 } : false;
     },
     plugins,
-    context: ({ request, requestId, ip }) =>
-      createContext(services, {
+    context: ({ request, requestId, ip }) => {
+      const header = (name: string) => request.headers.get(name) ?? undefined;
+      return createContext(services, {
         requestId,
         ip,
-        bearer: bearerToken(request.headers.get('authorization') ?? undefined),
+        bearer: bearerToken(header('authorization')),
+        // The operator session: the bearer, or the console's cookie on a same-origin console request.
+        session: sessionCredential(header, config)?.token,
         // SDK fields check the allowed origins exactly as the REST SDK routes do.
-        origin: request.headers.get('origin') ?? undefined,
-      }),
+        origin: header('origin'),
+      });
+    },
   });
 }
 

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import type { ChangePasswordMutation, LoginMutation, LogoutMutation, MeQuery, RegisterMutation } from '../generated/operations.js';
-import { route } from '../route.js';
+import { clearedSessionCookie, isConsoleRequest, sessionCookie } from '../../src/auth/console-session.js';
+import { headerValue } from '../../src/http/headers.js';
+import { validationFailed } from '../../src/errors.js';
+import { route, type RestRequest } from '../route.js';
 import { ErrorBody, Organization, Project, User, pick, validationError } from '../schemas.js';
 
 const rateLimited = { 429: { description: 'Rate limited (Retry-After, X-RateLimit-*)', schema: ErrorBody } };
@@ -30,10 +33,25 @@ export const authRoutes = [
     auth: 'public',
     operation: 'Login',
     requestBody: z.object({ email: z.string(), password: z.string() }),
-    variables: ({ body }) => ({ input: pick(body, ['email', 'password']) }),
-    respond: (data) => ({ status: 200, body: data.login }),
+    queryParams: z.object({
+      session: z.enum(['cookie']).optional().describe(
+        'Extension for the operator console: `cookie` answers exactly like a normal login and also sets the ' +
+          '`consent_session` cookie (HttpOnly, SameSite=Strict, Path=/, Secure in production, Max-Age = the session lifetime). ' +
+          'The cookie authenticates only requests with `X-Consent-Console: 1` and the service\'s own `Origin`; ' +
+          'a bearer token, when present, wins. Any other value is 400 validation_failed. See docs/console-sessions.md.',
+      ),
+    }),
+    variables: (req) => {
+      cookieSessionWanted(req); // refuses a bad `session` before any session is made
+      return { input: pick(req.body, ['email', 'password']) };
+    },
+    respond: (data, req) => ({
+      status: 200,
+      body: data.login,
+      ...(cookieSessionWanted(req) && { headers: { 'Set-Cookie': sessionCookie(data.login.token, req.services.config) } }),
+    }),
     responses: {
-      200: { description: 'Logged in', schema: z.object({ token: z.string(), user: User }) },
+      200: { description: 'Logged in (with `?session=cookie`, also Set-Cookie: consent_session)', schema: z.object({ token: z.string(), user: User }) },
       ...validationError,
       401: { description: 'Invalid credentials (same body for unknown e-mail and wrong password)', schema: ErrorBody },
       ...rateLimited,
@@ -45,8 +63,15 @@ export const authRoutes = [
     summary: 'Revoke the presented session, if any; always 200',
     auth: 'public',
     operation: 'Logout',
-    respond: (data) => ({ status: 200, body: data.logout }),
-    responses: { 200: { description: 'Logged out', schema: Success } },
+    respond: (data, req) => ({
+      status: 200,
+      body: data.logout,
+      // The console's logout also makes the browser forget the cookie (the session is revoked either way).
+      ...(isConsoleRequest((name) => headerValue(req.headers[name]), req.services.config) && {
+        headers: { 'Set-Cookie': clearedSessionCookie(req.services.config) },
+      }),
+    }),
+    responses: { 200: { description: 'Logged out (a console request also gets the session cookie cleared, Max-Age=0)', schema: Success } },
   }),
   route<MeQuery>({
     method: 'GET',
@@ -79,3 +104,10 @@ export const authRoutes = [
     },
   }),
 ];
+
+/** Whether a login asked for a console cookie session (`?session=cookie`); any other value is refused. */
+function cookieSessionWanted({ query }: RestRequest): boolean {
+  if (query.session === undefined) return false;
+  if (query.session === 'cookie') return true;
+  throw validationFailed([{ path: ['session'], message: 'must be "cookie" when given' }]);
+}

@@ -91,7 +91,7 @@ builder.mutationFields((t) => ({
   logout: t.field({
     type: Success,
     description: 'Revokes the presented session, if any; always succeeds.',
-    resolve: (_root, _args, ctx) => logout(ctx.services, ctx.bearer),
+    resolve: (_root, _args, ctx) => logout(ctx.services, ctx.session),
   }),
   changePassword: t.field({
     type: Success,
