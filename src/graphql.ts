@@ -4,7 +4,8 @@ import { GraphQLError, NoSchemaIntrospectionCustomRule, type GraphQLSchema } fro
 import { createYoga, maskError, type Plugin, type YogaServerOptions } from 'graphql-yoga';
 import { outageMonitor, RETRY_AFTER_SECONDS, UNAVAILABLE_MESSAGE } from './db/unavailable.js';
 import { bearerToken } from './http/headers.js';
-import { createContext } from './context.js';
+import { withAuditScope } from './audit/record.js';
+import { createContext, type Context } from './context.js';
 import type { Services } from './services.js';
 
 interface ServerContext {
@@ -19,6 +20,8 @@ export function createGraphqlServer(services: Services, schema: GraphQLSchema) {
     maxDepthPlugin({ n: 8, flattenFragments: true }) as Plugin,
     costLimitPlugin({ maxCost: 5000 }) as Plugin,
     databaseUnavailable(),
+    // Mutations record their actor and request id in the audit log (src/audit/record.ts).
+    { onExecute: ({ executeFn, setExecuteFn }) => setExecuteFn((args) => withAuditScope(args.contextValue as Context, () => executeFn(args))) },
   ];
   if (!services.config.introspection) {
     plugins.push({ onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule) });
