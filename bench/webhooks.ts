@@ -98,6 +98,8 @@ async function writeReceipt(fixture: Fixture): Promise<string> {
     sdkVersion: '1.0.0',
     apiKeyId: fixture.apiKeyId,
     createdAt: services.now(),
+    locale: null,
+    gpc: null,
   });
   return id;
 }

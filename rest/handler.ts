@@ -55,8 +55,18 @@ export class RestHandler {
 
     let rawBody: Buffer = Buffer.alloc(0);
     let body: unknown;
-    // An unreadable body is a 400, but on SDK routes only once the key and origin have passed:
-    // their 401/403 come first there too (the operation would check them before the body).
+    const request: RestRequest = {
+      params,
+      query: Object.fromEntries(exchange.url.searchParams),
+      body,
+      headers: exchange.req.headers,
+      rawBody,
+      context,
+      services: this.services,
+    };
+    // An unreadable body is a 400, but only once the caller has passed what the operation would
+    // check first: on SDK routes the key and origin (401/403), on operator routes membership and
+    // role (404/403), so a non-member learns nothing from a malformed body.
     const refuseBody = async (message: string): Promise<RestResponse> => {
       if (sdk) {
         try {
@@ -65,6 +75,11 @@ export class RestHandler {
           if (error instanceof AppError) return fromGraphQLError(error, { exposeInternal: false });
           throw error;
         }
+      } else if (route.operation) {
+        const operation = this.operations.get(route.operation)!;
+        const variables = route.variables ? route.variables({ ...request, body: undefined }) : {};
+        const denied = await authorizeRootFields(this.schema, operation.definition, context, variables);
+        if (denied) return fromGraphQLError(denied, { exposeInternal: false });
       }
       return errorResponse(badBody, message);
     };
@@ -92,15 +107,8 @@ export class RestHandler {
       }
     }
 
-    const request: RestRequest = {
-      params,
-      query: Object.fromEntries(exchange.url.searchParams),
-      body,
-      headers: exchange.req.headers,
-      rawBody,
-      context,
-      services: this.services,
-    };
+    request.body = body;
+    request.rawBody = rawBody;
     if (route.handle) {
       try {
         return await route.handle(request);

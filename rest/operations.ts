@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, validate, type GraphQLSchema, Kind, type DocumentNode, type OperationDefinitionNode } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
+import { checkPreparedOperation } from '../src/graphql-limits.js';
 
 const OPERATIONS_DIR = fileURLToPath(new URL('./operations', import.meta.url));
 
@@ -33,6 +34,8 @@ export function prepareOperations(schema: GraphQLSchema, dir = OPERATIONS_DIR): 
         kind: Kind.DOCUMENT,
         definitions: [definition, ...document.definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION)],
       };
+      // The same limits as /graphql, so an operation can never be more than a client may ask for there.
+      checkPreparedOperation(schema, single, name);
       const compiled = compileQuery(schema, single, name);
       if (!isCompiledQuery(compiled)) throw new Error(`${file}: ${name}: ${compiled.errors?.map((e) => e.message).join('; ')}`);
       prepared.set(name, { compiled, definition });

@@ -1,8 +1,13 @@
 // Builds the browser SDK: `npx rollup -c sdk/rollup.config.mjs` from the repo root (any cwd works).
-//   dist/consent.js   classic script defining the global `ConsentSDK` (served at /sdk/v1/consent.js)
-//   dist/consent.mjs  ES module exporting `init` (served at /sdk/v1/consent.mjs)
+// v1 (frozen: served at /sdk/v1/, its bytes must not change):
+//   dist/consent.js   classic script defining the global `ConsentSDK`
+//   dist/consent.mjs  ES module exporting `init`
 //   dist/index.d.ts + dist/public.d.ts  type declarations
+// v2 (served at /sdk/v2/, the npm package's main entry):
+//   dist/v2/consent.js, dist/v2/consent.mjs, dist/v2/index.d.ts + public.d.ts
+//   dist/v2/react.mjs + react.d.ts  the React hook (`@consent/sdk/react`), react left external
 import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import terser from '@rollup/plugin-terser';
 import typescript from '@rollup/plugin-typescript';
@@ -12,35 +17,55 @@ const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 const tsconfig = here('./tsconfig.json');
 const { version } = JSON.parse(readFileSync(here('./package.json'), 'utf8'));
 
-// The compiler emits a .d.ts per source file; only index.ts and public.ts are the public surface, and this
-// check keeps it that way (an internal type leaking into a public signature fails the build).
-function declarations() {
+// The compiler emits a .d.ts per source file; only the entry and its public.ts are the public surface, and
+// this check keeps it that way (an internal type leaking into a public signature fails the build).
+function declarations(entries, names) {
   const files = {};
   return {
     name: 'declarations',
     buildStart() {
       const { config } = ts.readConfigFile(tsconfig, ts.sys.readFile);
       const { options } = ts.parseJsonConfigFileContent(config, ts.sys, here('.'));
-      const program = ts.createProgram([here('./src/index.ts')], { ...options, declaration: true, emitDeclarationOnly: true });
-      program.emit(undefined, (name, text) => (files[name.split('/').pop()] = text));
+      const program = ts.createProgram(entries.map(here), { ...options, declaration: true, emitDeclarationOnly: true, rootDir: here('./src') });
+      program.emit(undefined, (name, text) => (files[relative(here('./src'), name)] = text));
     },
     generateBundle() {
-      for (const name of ['index.d.ts', 'public.d.ts']) {
+      for (const name of names) {
         const internal = [...files[name].matchAll(/["'](\.\.?\/[^"']*)["']/g)].map((m) => m[1]).filter((s) => s !== './public');
-        if (internal.length) this.error(`${name} refers to ${internal.join(', ')}: public types belong in src/public.ts`);
-        this.emitFile({ type: 'asset', fileName: name, source: files[name] });
+        if (internal.length) this.error(`${name} refers to ${internal.join(', ')}: public types belong in public.ts`);
+        // With an extension, as Node's ESM resolution (moduleResolution node16/nodenext) requires.
+        const source = files[name].replaceAll(`'./public'`, `'./public.js'`).replaceAll(`"./public"`, `"./public.js"`);
+        this.emitFile({ type: 'asset', fileName: name.split('/').pop(), source });
       }
     },
   };
 }
 
-const minify = terser({ format: { comments: false, preamble: `/*! @consent/sdk ${version} */` } });
+const minify = (v) => terser({ format: { comments: false, preamble: `/*! @consent/sdk ${v} */` } });
+const compile = () => typescript({ tsconfig, noEmitOnError: true, outputToFilesystem: false });
 
-export default {
-  input: here('./src/index.ts'),
-  plugins: [typescript({ tsconfig, noEmitOnError: true }), declarations()],
-  output: [
-    { file: here('./dist/consent.js'), format: 'iife', name: 'ConsentSDK', plugins: [minify] },
-    { file: here('./dist/consent.mjs'), format: 'es', plugins: [minify] },
-  ],
-};
+export default [
+  {
+    input: here('./src/index.ts'),
+    plugins: [compile(), declarations(['./src/index.ts'], ['index.d.ts', 'public.d.ts'])],
+    output: [
+      // v1 keeps the version it shipped with in its preamble.
+      { file: here('./dist/consent.js'), format: 'iife', name: 'ConsentSDK', plugins: [minify('1.0.0')] },
+      { file: here('./dist/consent.mjs'), format: 'es', plugins: [minify('1.0.0')] },
+    ],
+  },
+  {
+    input: here('./src/v2/index.ts'),
+    plugins: [compile(), declarations(['./src/v2/index.ts', './src/v2/react.ts'], ['v2/index.d.ts', 'v2/public.d.ts', 'v2/react.d.ts'])],
+    output: [
+      { file: here('./dist/v2/consent.js'), format: 'iife', name: 'ConsentSDK', plugins: [minify(version)] },
+      { file: here('./dist/v2/consent.mjs'), format: 'es', plugins: [minify(version)] },
+    ],
+  },
+  {
+    input: here('./src/v2/react.ts'),
+    external: ['react'],
+    plugins: [compile()],
+    output: { file: here('./dist/v2/react.mjs'), format: 'es', plugins: [minify(version)] },
+  },
+];

@@ -1,19 +1,23 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { GraphQLSchema } from 'graphql';
-import { errorResponse } from '../rest/errors.js';
+import { errorResponse, rateLimitHeaders } from '../rest/errors.js';
 import { RestHandler } from '../rest/handler.js';
 import { buildOpenApi } from '../rest/openapi.js';
 import type { RestResponse, RouteDef } from '../rest/route.js';
 import { Router } from '../rest/router.js';
 import { outageMonitor, UNAVAILABLE_MESSAGE } from './db/unavailable.js';
+import { AppError, type RateLimitInfo } from './errors.js';
 import { createGraphqlServer } from './graphql.js';
+import { graphqlRateRules } from './graphql-limits.js';
+import { clientAddress } from './http/client-address.js';
 import { BodyTooLarge, OPERATOR_BODY_LIMIT, readBody } from './http/body.js';
 import { InFlight } from './http/in-flight.js';
 import { requestIdFrom } from './http/request-id.js';
 import type { Services } from './services.js';
 
 const SDK_PREFIX = '/api/sdk/';
-const SDK_CORS_HEADERS = 'Authorization, Content-Type, If-None-Match';
+const GRAPHQL_LIMITED_DELAY_MS = 1000;
+const SDK_CORS_HEADERS = 'Authorization, Content-Type, If-None-Match, X-Consent-Installation';
 const SDK_EXPOSED_HEADERS = 'ETag, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, x-request-id';
 
 /**
@@ -31,6 +35,7 @@ export function createApp(services: Services, schema: GraphQLSchema, documented:
   const inFlight = new InFlight();
 
   const fromMemory = memoryAnswers(routes);
+  const fromMemoryWithQuery = memoryAnswers(routes.filter((route) => route.fromMemoryReadsQuery));
   const logsRequests = services.logger.isLevelEnabled('info');
 
   const listener: RequestListener = (req, res) => {
@@ -73,7 +78,11 @@ export function createApp(services: Services, schema: GraphQLSchema, documented:
   /** A from-memory answer, if the route has one for this request; a synchronous throw falls back to the full path. */
   function tryFromMemory(req: IncomingMessage, requestId: string): Promise<RestResponse> | undefined {
     try {
-      return fromMemory.get(req.url!)?.(req, services);
+      const url = req.url!;
+      const exact = fromMemory.get(url);
+      if (exact) return exact(req, services);
+      const query = url.indexOf('?');
+      return query > 0 ? fromMemoryWithQuery.get(url.slice(0, query))?.(req, services) : undefined;
     } catch (error) {
       services.logger.error({ reqId: requestId, err: error }, 'answer from memory failed');
       return undefined;
@@ -83,7 +92,8 @@ export function createApp(services: Services, schema: GraphQLSchema, documented:
   /** The hot path's answer: written in one go with the SDK's CORS headers, and logged at once. */
   function answerFromMemory(req: IncomingMessage, res: ServerResponse, requestId: string, started: bigint, response: RestResponse): void {
     try {
-      send(req, res, response, true, sdkCorsHeaders(req.headers.origin, ['x-request-id', requestId]));
+      // An answer that varies on more than Origin names Origin in its own Vary.
+      send(req, res, response, true, sdkCorsHeaders(req.headers.origin, ['x-request-id', requestId], response.headers?.Vary === undefined));
     } catch (error) {
       services.logger.error({ reqId: requestId, err: error }, 'unhandled error');
       res.destroy();
@@ -110,7 +120,7 @@ export function createApp(services: Services, schema: GraphQLSchema, documented:
 
   async function handle(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    const ip = clientIp(req, services.config.trustProxy);
+    const ip = clientAddress(req, services.config.trustProxy);
     const sdk = url.pathname.startsWith(SDK_PREFIX);
     if (sdk) {
       const cors = sdkCorsHeaders(req.headers.origin);
@@ -125,6 +135,9 @@ export function createApp(services: Services, schema: GraphQLSchema, documented:
     }
 
     if (url.pathname === '/graphql') {
+      // Before the body is read or parsed: a refused flood must cost the attacker's budget, not the CPU.
+      const limited = await graphqlRateLimit(ip);
+      if (limited) return send(req, res, limited);
       if (req.method === 'POST') {
         // The operator body limit holds here too, chunked bodies included: read it ourselves
         // and hand yoga the text (whatwg-node uses a body already read from the request).
@@ -149,6 +162,23 @@ export function createApp(services: Services, schema: GraphQLSchema, documented:
     }
     const response = await rest.run(match.route, match.params, { req, res, url, requestId, ip });
     send(req, res, response, sdk);
+  }
+
+  const graphqlRules = graphqlRateRules(services.config);
+  /** A GraphQL-shaped 429 (code rate_limited, Retry-After) once the address has used its requests or refusals. */
+  async function graphqlRateLimit(ip: string): Promise<RestResponse | null> {
+    try {
+      await services.rateLimits.check(graphqlRules.refused, ip);
+      await services.rateLimits.consume(graphqlRules.requests, ip);
+      return null;
+    } catch (error) {
+      if (!(error instanceof AppError) || error.code !== 'rate_limited') throw error;
+      const rate = error.extensions.rateLimit as RateLimitInfo;
+      // The answer waits a second: a client that floods without reading Retry-After is paced by its own
+      // connections instead of taking the CPU from everyone else (a timer costs the server nothing).
+      await new Promise((resolve) => setTimeout(resolve, GRAPHQL_LIMITED_DELAY_MS));
+      return { status: 429, body: { errors: [{ message: error.message, extensions: { code: error.code } }] }, headers: rateLimitHeaders(rate) };
+    }
   }
 
   return {
@@ -186,8 +216,9 @@ function memoryAnswers(routes: RouteDef[]): Map<string, NonNullable<RouteDef['fr
 }
 
 /** The SDK is called from any site: echo the origin (or *). Preflights are answered in `handle`. */
-function sdkCorsHeaders(origin: string | undefined, list: string[] = []): string[] {
-  list.push('Access-Control-Allow-Origin', origin ?? '*', 'Vary', 'Origin', 'Access-Control-Expose-Headers', SDK_EXPOSED_HEADERS);
+function sdkCorsHeaders(origin: string | undefined, list: string[] = [], vary = true): string[] {
+  list.push('Access-Control-Allow-Origin', origin ?? '*', 'Access-Control-Expose-Headers', SDK_EXPOSED_HEADERS);
+  if (vary) list.push('Vary', 'Origin');
   return list;
 }
 
@@ -223,13 +254,4 @@ function send(req: IncomingMessage, res: ServerResponse, response: RestResponse,
   if (payload !== undefined) headers.push('Content-Length', String(Buffer.byteLength(payload)));
   res.writeHead(response.status, headers);
   res.end(req.method === 'HEAD' ? undefined : payload);
-}
-
-function clientIp(req: IncomingMessage, trustProxy: boolean): string {
-  if (trustProxy) {
-    const forwarded = req.headers['x-forwarded-for'];
-    const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim();
-    if (first) return first;
-  }
-  return req.socket.remoteAddress ?? 'unknown';
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import type { TrustProxy } from './http/client-address.js';
 
 // Every variable of decisions.md "Configuration", parsed once at start-up.
 const envSchema = z.object({
@@ -19,17 +20,45 @@ const envSchema = z.object({
   GIT_COMMIT: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   GRAPHQL_INTROSPECTION: z.enum(['true', 'false']).optional(),
+  // Origins whose pages may call /graphql from a browser (CORS); none by default: same origin only.
+  GRAPHQL_CORS_ORIGINS: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      const origins = (value ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
+      return origins.map((entry) => {
+        const url = URL.canParse(entry) ? new URL(entry) : null;
+        // As a browser sends it: http(s)://host[:port], no path, no wildcard.
+        if (!url || !/^https?:$/.test(url.protocol) || url.pathname !== '/' || url.search || url.hash || url.username || entry.includes('*')) {
+          ctx.addIssue({ code: 'custom', message: `${entry} is not an origin (scheme://host[:port])` });
+        }
+        return url?.origin ?? entry;
+      });
+    }),
   // Rate limits (decisions.md "Auth" defaults).
   RATE_LIMIT_REGISTER_PER_HOUR: z.coerce.number().int().positive().default(10),
   RATE_LIMIT_LOGIN_PER_IP: z.coerce.number().int().positive().default(20),
-  RATE_LIMIT_LOGIN_FAILED_PER_EMAIL: z.coerce.number().int().positive().default(5),
+  // Failed logins: per (e-mail, client address), and a wider ceiling per e-mail over all addresses
+  // so a flood from one address never locks the owner out from another (docs/security.md).
+  RATE_LIMIT_LOGIN_FAILED_PER_EMAIL_AND_ADDRESS: z.coerce.number().int().positive().default(5),
+  RATE_LIMIT_LOGIN_FAILED_PER_EMAIL: z.coerce.number().int().positive().default(50),
+  // SDK limits count per publishable key and client address: one client exhausts only its own allowance.
   RATE_LIMIT_SDK_CONFIG_PER_MINUTE: z.coerce.number().int().positive().default(600),
   RATE_LIMIT_SDK_CONSENT_PER_MINUTE: z.coerce.number().int().positive().default(120),
-  // Trust X-Forwarded-For only when a proxy we control sets it.
-  TRUST_PROXY: z.enum(['true', 'false']).default('false'),
+  // Every /graphql request, per client address: a flood of refused queries still costs parsing.
+  RATE_LIMIT_GRAPHQL_PER_MINUTE: z.coerce.number().int().positive().default(600),
   // Database unavailable (extensions.md section 1): the longest wait for a connection, and the receipts that may wait.
   DATABASE_WAIT_MS: z.coerce.number().int().positive().default(2000),
   RECEIPT_QUEUE_LIMIT: z.coerce.number().int().positive().default(2000),
+  RATE_LIMIT_SDK_CONSENT_PER_ADDRESS_PER_MINUTE: z.coerce.number().int().positive().default(600),
+  // scrypt cost as log2(N): 17 is OWASP's N=2^17; tests lower it for speed.
+  PASSWORD_HASH_LOG_N: z.coerce.number().int().min(10).max(20).default(17),
+  SESSION_PURGE_INTERVAL_MS: z.coerce.number().int().positive().default(3_600_000),
+  // Trust X-Forwarded-For only when proxies we control set it: `true` (one proxy) or their number.
+  TRUST_PROXY: z
+    .string()
+    .regex(/^(true|false|\d{1,2})$/, 'Must be true, false or the number of proxies in front of the service')
+    .default('false'),
 });
 
 export type Config = ReturnType<typeof loadConfig>;
@@ -48,8 +77,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const parsed = result.data;
   const production = parsed.NODE_ENV === 'production';
-  if (production && parsed.BILLING_PROVIDER === 'mock' && !parsed.BILLING_WEBHOOK_SECRET) {
-    throw new Error('BILLING_WEBHOOK_SECRET is required in production');
+  if (production && parsed.BILLING_PROVIDER === 'mock') {
+    // The mock provider's checkout page grants any plan to anyone: never in production.
+    throw new Error('BILLING_PROVIDER=mock is not allowed in production (NODE_ENV=production): set BILLING_PROVIDER=stripe');
   }
   return {
     port: parsed.PORT,
@@ -68,16 +98,23 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     gitCommit: parsed.GIT_COMMIT ?? null,
     logLevel: parsed.LOG_LEVEL,
     introspection: parsed.GRAPHQL_INTROSPECTION ? parsed.GRAPHQL_INTROSPECTION === 'true' : !production,
-    trustProxy: parsed.TRUST_PROXY === 'true',
+    graphqlCorsOrigins: parsed.GRAPHQL_CORS_ORIGINS,
+    // Hops from the right of X-Forwarded-For (src/http/client-address.ts); false = the socket address.
+    trustProxy: (parsed.TRUST_PROXY === 'true' ? 1 : parsed.TRUST_PROXY === 'false' ? false : Number(parsed.TRUST_PROXY)) as TrustProxy,
     databaseWaitMs: parsed.DATABASE_WAIT_MS,
     receiptQueueLimit: parsed.RECEIPT_QUEUE_LIMIT,
     version: packageVersion,
+    passwordHashLogN: parsed.PASSWORD_HASH_LOG_N,
+    sessionPurgeIntervalMs: parsed.SESSION_PURGE_INTERVAL_MS,
     rateLimits: {
       registerPerHour: parsed.RATE_LIMIT_REGISTER_PER_HOUR,
       loginPerIp: parsed.RATE_LIMIT_LOGIN_PER_IP,
+      loginFailedPerEmailAndAddress: parsed.RATE_LIMIT_LOGIN_FAILED_PER_EMAIL_AND_ADDRESS,
       loginFailedPerEmail: parsed.RATE_LIMIT_LOGIN_FAILED_PER_EMAIL,
       sdkConfigPerMinute: parsed.RATE_LIMIT_SDK_CONFIG_PER_MINUTE,
       sdkConsentPerMinute: parsed.RATE_LIMIT_SDK_CONSENT_PER_MINUTE,
+      graphqlPerMinute: parsed.RATE_LIMIT_GRAPHQL_PER_MINUTE,
+      sdkConsentPerAddressPerMinute: parsed.RATE_LIMIT_SDK_CONSENT_PER_ADDRESS_PER_MINUTE,
     },
   };
 }

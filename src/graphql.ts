@@ -1,11 +1,11 @@
-import { costLimitPlugin } from '@escape.tech/graphql-armor-cost-limit';
-import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
+import { blockFieldSuggestionsPlugin } from '@escape.tech/graphql-armor-block-field-suggestions';
 import { GraphQLError, NoSchemaIntrospectionCustomRule, type GraphQLSchema } from 'graphql';
 import { createYoga, maskError, type Plugin, type YogaServerOptions } from 'graphql-yoga';
 import { outageMonitor, RETRY_AFTER_SECONDS, UNAVAILABLE_MESSAGE } from './db/unavailable.js';
 import { bearerToken } from './http/headers.js';
 import { withAuditScope } from './audit/record.js';
 import { createContext, type Context } from './context.js';
+import { costLimitPlugin, limitRules, parseWithLimits, refusalPenaltyPlugin } from './graphql-limits.js';
 import type { Services } from './services.js';
 
 interface ServerContext {
@@ -15,27 +15,45 @@ interface ServerContext {
 
 /** /graphql for operator tooling: same session bearer, same domain code as REST. */
 export function createGraphqlServer(services: Services, schema: GraphQLSchema) {
+  const { config } = services;
   const plugins: Plugin[] = [
-    // Abusive queries get a GraphQL error at validation, before any resolver runs.
-    maxDepthPlugin({ n: 8, flattenFragments: true }) as Plugin,
-    costLimitPlugin({ maxCost: 5000 }) as Plugin,
+    // Abusive queries get a GraphQL error (code query_too_complex) before any resolver runs:
+    // tokens while parsing, depth and aliases at validation, cost with the variables (src/graphql-limits.ts).
+    { onParse: ({ setParseFn }) => setParseFn(parseWithLimits) },
+    { onValidate: ({ addValidationRule }) => limitRules().forEach(addValidationRule) },
+    costLimitPlugin(),
+    refusalPenaltyPlugin(services) as Plugin,
     databaseUnavailable(),
     // Mutations record their actor and request id in the audit log (src/audit/record.ts).
     { onExecute: ({ executeFn, setExecuteFn }) => setExecuteFn((args) => withAuditScope(args.contextValue as Context, () => executeFn(args))) },
   ];
-  if (!services.config.introspection) {
+  if (!config.introspection) {
     plugins.push({ onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule) });
   }
+  // "Did you mean ..." would reveal the schema even with introspection off.
+  if (config.production) plugins.push(blockFieldSuggestionsPlugin({ mask: '' }) as Plugin);
   return createYoga<ServerContext>({
     schema,
     graphqlEndpoint: '/graphql',
-    graphiql: !services.config.production,
+    graphiql: !config.production,
     landingPage: false,
     logging: false,
-    maskedErrors: { isDev: !services.config.production, maskError: maskUnavailable(services) },
+    batching: false,
+    maskedErrors: { isDev: !config.production, maskError: maskUnavailable(services) },
+    // Same origin only, unless GRAPHQL_CORS_ORIGINS lists the origin: never reflected, never credentials for others.
+    cors: (request) => {
+      const origin = request.headers.get('origin');
+      return origin && config.graphqlCorsOrigins.includes(origin) ? { origin: [origin], credentials: true, maxAge: 600 } : false;
+    },
     plugins,
     context: ({ request, requestId, ip }) =>
-      createContext(services, { requestId, ip, bearer: bearerToken(request.headers.get('authorization') ?? undefined) }),
+      createContext(services, {
+        requestId,
+        ip,
+        bearer: bearerToken(request.headers.get('authorization') ?? undefined),
+        // SDK fields check the allowed origins exactly as the REST SDK routes do.
+        origin: request.headers.get('origin') ?? undefined,
+      }),
   });
 }
 

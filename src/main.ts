@@ -1,4 +1,14 @@
+import { loadConfig } from './config.js';
 import { startServer } from './server.js';
+
+// A configuration that must not run (a bad value, the mock billing provider in production)
+// stops here with exit 1 and one line naming the variable, before anything is opened.
+try {
+  loadConfig();
+} catch (error) {
+  process.stderr.write(`${(error as Error).message}\n`);
+  process.exit(1);
+}
 
 // `npm start`: apply pending migrations, serve, and stop gracefully on SIGTERM/SIGINT.
 const running = await startServer();

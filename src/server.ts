@@ -25,6 +25,8 @@ export interface StartOptions {
   now?: () => Date;
   /** Where the JSON log lines go (default stdout); tests capture them. */
   logDestination?: DestinationStream;
+  /** A migrated embedded-database dump to start an in-memory database from (tests: no initdb per server). */
+  embeddedImage?: Blob;
 }
 
 export async function startServer(overrides: Partial<Config> = {}, options: StartOptions = {}): Promise<RunningServer> {
@@ -33,7 +35,7 @@ export async function startServer(overrides: Partial<Config> = {}, options: Star
     { level: config.logLevel, base: undefined, timestamp: pino.stdTimeFunctions.isoTime },
     options.logDestination ?? pino.destination(1),
   );
-  const db = await openDatabase(config);
+  const db = await openDatabase(config, options.embeddedImage);
   const applied = await migrate(db);
   if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
 

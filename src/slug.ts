@@ -6,7 +6,13 @@ const LATIN_LETTERS: Record<string, string> = {
   ł: 'l', Ł: 'l', þ: 'th', Þ: 'th', ı: 'i', ŋ: 'n', Ŋ: 'n', ħ: 'h', Ħ: 'h', ĸ: 'k', ſ: 's',
 };
 
-/** URL-safe slug from a display name: "Café Münster!" -> "cafe-munster", "Straße" -> "strasse". */
+/** The shape of our ids (UUIDs, lowercase): a slug never has it, so `--org` cannot mistake one for the other. */
+export const ID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * URL-safe slug from a display name: "Café Münster!" -> "cafe-munster", "Straße" -> "strasse".
+ * A name that would give an id-shaped slug gets the fallback in front ("org-0193…").
+ */
 export function slugify(name: string, fallback: string): string {
   const slug = name
     .normalize('NFKD')
@@ -17,6 +23,7 @@ export function slugify(name: string, fallback: string): string {
     .replace(/^-+|-+$/g, '')
     .slice(0, 48)
     .replace(/-+$/g, '');
+  if (ID_SHAPE.test(slug)) return `${fallback}-${slug}`;
   return slug || fallback;
 }
 

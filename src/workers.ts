@@ -1,10 +1,11 @@
+import { sessionPurgeWorker } from './auth/sessions.js';
 import { billingScheduleWorker } from './billing/schedule.js';
 import { outageMonitor } from './db/unavailable.js';
 import { startSdkCacheListener } from './sdk/cache.js';
 import type { Services } from './services.js';
 import { startWebhookWorker } from './webhooks/worker.js';
 
-/** A background job inside the service (webhook delivery, billing schedules). */
+/** A background job inside the service (webhook delivery, billing schedules, session purge). */
 export interface Worker {
   name: string;
   /** Stops taking new work and finishes (or hands back) what it holds. */
@@ -18,5 +19,6 @@ export function startWorkers(services: Services): Worker[] {
     billingScheduleWorker(services),
     startSdkCacheListener(services),
     startWebhookWorker(services),
+    sessionPurgeWorker(services),
   ];
 }

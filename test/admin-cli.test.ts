@@ -152,6 +152,25 @@ for (const setup of setups) {
       for (const run of [unknownUser, unknownOrg, badRole]) expect(run.stderr).not.toMatch(/\n\s+at /); // no stack traces
     });
 
+    // Fails on the old main: the slug of an organization named like another's id was that id, and
+    // `WHERE id = $1 OR slug = $1` could pick either organization.
+    it('never confuses an id with a slug: id-shaped names get no id-shaped slug, and --org <id> is looked up by id only', async () => {
+      const impostor = await organization(server, member, { name: org.id });
+      expect(impostor.slug).not.toBe(org.id);
+      expect(impostor.slug).toBe(`org-${org.id}`);
+      // A slug from before the fix that equals another organization's id is still never taken for it.
+      await server.services.db.query('UPDATE organizations SET slug = $1 WHERE id = $2', [org.id, impostor.id]);
+      for (const id of [org.id, org.id.toUpperCase()]) {
+        const run = await cli(env, ['member', 'list', '--org', id, '--json']);
+        expect(run.code, run.stderr).toBe(0);
+        const emails = JSON.parse(run.stdout).map((m: { email: string }) => m.email);
+        expect(emails).toContain(owner.email);
+        expect(emails).not.toContain(member.email); // the impostor's owner
+      }
+      const viaImpostor = await cli(env, ['member', 'list', '--org', impostor.id, '--json']);
+      expect(JSON.parse(viaImpostor.stdout).map((m: { email: string }) => m.email)).toEqual([member.email]);
+    });
+
     it('leaves the server serving afterwards', async () => {
       expect((await server.request('GET', '/api/health')).body.status).toBe('ok');
       const late = await operator(server, 'AfterCli');

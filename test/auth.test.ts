@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as passwords from '../src/auth/passwords.js';
+import { loadConfig } from '../src/config.js';
 import { PASSWORD, operator, organization } from './helpers/fixtures.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
@@ -141,7 +142,7 @@ describe('POST /api/platform/auth/login', () => {
     const res = await server.request('POST', LOGIN, { body: { email: uniqueEmail('nobody'), password: 'some password 1' } });
     expect(res.status).toBe(401);
     expect(verify).toHaveBeenCalledTimes(1);
-    expect(verify).toHaveBeenCalledWith('some password 1', await passwords.dummyPasswordHash);
+    expect(verify).toHaveBeenCalledWith('some password 1', await passwords.dummyPasswordHash(server.services.config.passwordHashLogN));
     expect(await verify.mock.results[0]!.value).toBe(false);
   });
 
@@ -271,22 +272,24 @@ describe('POST /api/platform/auth/password', () => {
 });
 
 describe('password hashing (src/auth/passwords.ts)', () => {
-  it('uses a versioned scrypt encoding with N >= 2^15 and a per-hash salt', async () => {
+  // Fails on the old main, which hashed at N=2^15 with no PASSWORD_HASH_LOG_N.
+  it('defaults to scrypt N=2^17, r=8, p=1 (PASSWORD_HASH_LOG_N=17) with a per-hash salt', async () => {
+    expect(loadConfig({}).passwordHashLogN).toBe(17);
+    expect(() => loadConfig({ PASSWORD_HASH_LOG_N: '8' })).toThrow(/PASSWORD_HASH_LOG_N/);
     const a = await passwords.hashPassword(PASSWORD);
     const b = await passwords.hashPassword(PASSWORD);
     const [algorithm, version, N, r, p, salt, hash] = a.split('$');
     expect([algorithm, version]).toEqual(['scrypt', 'v1']);
-    expect(Number(N)).toBeGreaterThanOrEqual(2 ** 15);
-    expect(Number(r)).toBeGreaterThanOrEqual(8);
-    expect(Number(p)).toBeGreaterThanOrEqual(1);
+    expect([Number(N), Number(r), Number(p)]).toEqual([2 ** 17, 8, 1]);
     expect(Buffer.from(salt!, 'base64url').length).toBeGreaterThanOrEqual(16);
     expect(Buffer.from(hash!, 'base64url').length).toBeGreaterThanOrEqual(32);
     expect(a).not.toBe(b);
     expect(b.split('$')[5]).not.toBe(salt);
+    expect(await passwords.verifyPassword(PASSWORD, a)).toBe(true);
   });
 
   it('verifies the right password and refuses a wrong one or a foreign encoding', async () => {
-    const encoded = await passwords.hashPassword('right password!');
+    const encoded = await passwords.hashPassword('right password!', 10);
     expect(await passwords.verifyPassword('right password!', encoded)).toBe(true);
     expect(await passwords.verifyPassword('wrong password!', encoded)).toBe(false);
     expect(await passwords.verifyPassword('right password!', 'bcrypt$2b$10$abc')).toBe(false);
@@ -296,25 +299,45 @@ describe('password hashing (src/auth/passwords.ts)', () => {
   it('verifies hashes made with older parameters and asks for a rehash', async () => {
     const current = await passwords.hashPassword('upgrade me please');
     expect(passwords.needsRehash(current)).toBe(false);
-    const [, , , r, p, salt] = current.split('$');
-    const { scryptSync } = await import('node:crypto');
-    const weakKey = scryptSync('upgrade me please', Buffer.from(salt!, 'base64url'), 32, { N: 2 ** 14, r: Number(r), p: Number(p) });
-    const weak = ['scrypt', 'v1', 2 ** 14, r, p, salt, weakKey.toString('base64url')].join('$');
+    const weak = await passwords.hashPassword('upgrade me please', 15); // the old default
     expect(await passwords.verifyPassword('upgrade me please', weak)).toBe(true);
     expect(passwords.needsRehash(weak)).toBe(true);
   });
 
-  it('rehashes a weak stored hash on the next successful login', async () => {
-    const op = await operator(server, 'Rehash');
-    const [row] = await server.services.db.query<{ password_hash: string }>('SELECT password_hash FROM users WHERE id = $1', [op.id]);
-    const [, , , r, p, salt] = row!.password_hash.split('$');
-    const { scryptSync } = await import('node:crypto');
-    const weakKey = scryptSync(PASSWORD, Buffer.from(salt!, 'base64url'), 32, { N: 2 ** 14, r: Number(r), p: Number(p) });
-    const weak = ['scrypt', 'v1', 2 ** 14, r, p, salt, weakKey.toString('base64url')].join('$');
-    await server.services.db.query('UPDATE users SET password_hash = $1 WHERE id = $2', [weak, op.id]);
-    expect((await server.request('POST', LOGIN, { body: { email: op.email, password: PASSWORD } })).status).toBe(200);
-    const [after] = await server.services.db.query<{ password_hash: string }>('SELECT password_hash FROM users WHERE id = $1', [op.id]);
-    expect(after!.password_hash).not.toBe(weak);
-    expect(passwords.needsRehash(after!.password_hash)).toBe(false);
+  it('rehashes an old-cost (2^15) stored hash at N=2^17 on the next successful login', async () => {
+    // A server at the production cost (the shared test server hashes at 2^10 for speed).
+    const real = await startTestServer({ passwordHashLogN: 17 });
+    try {
+      const op = await operator(real, 'Rehash');
+      const weak = await passwords.hashPassword(PASSWORD, 15);
+      await real.services.db.query('UPDATE users SET password_hash = $1 WHERE id = $2', [weak, op.id]);
+      expect((await real.request('POST', LOGIN, { body: { email: op.email, password: PASSWORD } })).status).toBe(200);
+      const [after] = await real.services.db.query<{ password_hash: string }>('SELECT password_hash FROM users WHERE id = $1', [op.id]);
+      expect(after!.password_hash.split('$')[2]).toBe(String(2 ** 17));
+      expect(await passwords.verifyPassword(PASSWORD, after!.password_hash)).toBe(true);
+    } finally {
+      await real.close();
+    }
+  });
+});
+
+// Fails on the old main: nothing ever deleted an expired session row.
+describe('expired sessions', () => {
+  it('are purged by the session-purge worker (SESSION_PURGE_INTERVAL_MS); live ones stay', async () => {
+    let now = new Date('2026-11-22T10:00:00.000Z');
+    const purging = await startTestServer({ sessionPurgeIntervalMs: 50 }, { now: () => now });
+    try {
+      expect(loadConfig({}).sessionPurgeIntervalMs).toBe(3_600_000);
+      const old = await operator(purging, 'Expiring');
+      now = new Date(now.getTime() + 31 * 24 * 60 * 60 * 1000); // past the 30-day lifetime
+      const live = (await purging.request('POST', LOGIN, { body: { email: old.email, password: PASSWORD } })).body.token;
+      const count = async (token: string) =>
+        (await purging.services.db.query('SELECT id FROM sessions WHERE token_hash = $1', [createHash('sha256').update(token).digest('hex')])).length;
+      await vi.waitFor(async () => expect(await count(old.token)).toBe(0), { timeout: 10_000, interval: 50 });
+      expect(await count(live)).toBe(1);
+      expect((await purging.request('GET', ME, { token: live })).status).toBe(200);
+    } finally {
+      await purging.close();
+    }
   });
 });

@@ -1,13 +1,13 @@
 import { existsSync, mkdirSync, statSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from './e2e/harness.js';
 import { evidencePath, NOTICE, publish, putDraft, type Version } from './helpers/consent.js';
 import { team } from './helpers/fixtures.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
 // The html evidence page as an auditor sees it: rendered by a real browser,
 // screenshot kept in test-artifacts/ (gitignored) for a look by eye.
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = new URL('../test-artifacts/', import.meta.url);
 
 let server: TestServer;
@@ -32,10 +32,7 @@ beforeAll(async () => {
   });
   version = await publish(server, t.admin, t.project.id);
   version = await publish(server, t.admin, t.project.id);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

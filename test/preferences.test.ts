@@ -20,15 +20,16 @@ describe('hosted preferences page', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(res.headers.get('content-security-policy')).toContain("script-src 'self' 'nonce-");
-    expect(res.text).toContain('<script src="/sdk/v1/consent.js"></script>');
-    expect(res.text).toContain(`ConsentSDK.init({ publicKey: "${key.secret}" })`);
+    expect(res.text).toContain('<script src="/sdk/v2/consent.js"></script>');
+    expect(res.text).toContain(`var KEY = "${key.secret}";`);
+    expect(res.text).toContain('ConsentSDK.init({ publicKey: KEY, locale: ');
     expect(res.text).toContain('c.showPreferences()');
     expect(res.text).not.toContain('apiBaseUrl');
     for (const secretish of [t.project.id, t.project.name, t.org.id, t.org.name, 'We value your privacy', 'Analytics']) {
       expect(res.text).not.toContain(secretish);
     }
     // The page's own SDK calls come from the service's origin, which the allowlist always admits.
-    const fromPage = await server.request('GET', '/api/sdk/v1/config', {
+    const fromPage = await server.request('GET', '/api/sdk/v2/config', {
       token: key.secret,
       headers: { origin: new URL(server.services.config.publicBaseUrl).origin },
     });

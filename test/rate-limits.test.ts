@@ -43,11 +43,26 @@ function expectRateLimited(res: Awaited<ReturnType<TestServer['request']>>, limi
 }
 
 describe('defaults', () => {
-  it('are the decisions: register 10/IP/hour, login 20/IP/15 min and 5 failed/e-mail/15 min, SDK 600 and 120 per minute', () => {
-    expect(DEFAULTS).toEqual({ registerPerHour: 10, loginPerIp: 20, loginFailedPerEmail: 5, sdkConfigPerMinute: 600, sdkConsentPerMinute: 120 });
+  it('are the decisions and extensions.md: register 10/IP/hour, login 20/IP/15 min, failed logins 5 per (e-mail, address) and 50 per e-mail per 15 min, SDK 600, 120 and 600 per minute', () => {
+    expect(DEFAULTS).toEqual({
+      registerPerHour: 10,
+      loginPerIp: 20,
+      loginFailedPerEmailAndAddress: 5,
+      loginFailedPerEmail: 50,
+      sdkConfigPerMinute: 600,
+      sdkConsentPerMinute: 120,
+      sdkConsentPerAddressPerMinute: 600,
+      graphqlPerMinute: 600,
+    });
     expect(
-      loadConfig({ RATE_LIMIT_REGISTER_PER_HOUR: '3', RATE_LIMIT_LOGIN_PER_IP: '4', RATE_LIMIT_LOGIN_FAILED_PER_EMAIL: '2' }).rateLimits,
-    ).toMatchObject({ registerPerHour: 3, loginPerIp: 4, loginFailedPerEmail: 2 });
+      loadConfig({
+        RATE_LIMIT_REGISTER_PER_HOUR: '3',
+        RATE_LIMIT_LOGIN_PER_IP: '4',
+        RATE_LIMIT_LOGIN_FAILED_PER_EMAIL_AND_ADDRESS: '2',
+        RATE_LIMIT_LOGIN_FAILED_PER_EMAIL: '7',
+        RATE_LIMIT_SDK_CONSENT_PER_ADDRESS_PER_MINUTE: '9',
+      }).rateLimits,
+    ).toMatchObject({ registerPerHour: 3, loginPerIp: 4, loginFailedPerEmailAndAddress: 2, loginFailedPerEmail: 7, sdkConsentPerAddressPerMinute: 9 });
   });
 });
 
@@ -82,29 +97,83 @@ describe('with the default limits', () => {
     expect((await login(server, newIp(), address)).status).toBe(200);
   });
 
-  it('blocks an e-mail after 5 failed logins, even with the right password, from any IP', async () => {
+  it('blocks an e-mail from one address after 5 failed logins there, even with the right password', async () => {
     const address = email();
+    const attacker = newIp();
     expect((await register(server, newIp(), address)).status).toBe(201);
-    for (let i = 0; i < 5; i++) expect((await login(server, newIp(), address, `wrong password ${i}`)).status).toBe(401);
-    expectRateLimited(await login(server, newIp(), address), 5, 900);
-    expectRateLimited(await login(server, newIp(), address.toUpperCase()), 5, 900);
+    for (let i = 0; i < 5; i++) expect((await login(server, attacker, address, `wrong password ${i}`)).status).toBe(401);
+    expectRateLimited(await login(server, attacker, address), 5, 900);
+    expectRateLimited(await login(server, attacker, address.toUpperCase()), 5, 900);
     // Other e-mails are not affected.
     const other = email();
     expect((await register(server, newIp(), other)).status).toBe(201);
-    expect((await login(server, newIp(), other)).status).toBe(200);
+    expect((await login(server, attacker, other)).status).toBe(200);
   });
 
-  it('counts unknown e-mails too, and a successful login clears the failures', async () => {
+  // Fails on the old main: five wrong passwords from anywhere locked the e-mail out from every address (429).
+  it('never locks the owner out from their own address, whatever one address floods', async () => {
+    const address = email();
+    expect((await register(server, newIp(), address)).status).toBe(201);
+    const attacker = newIp();
+    for (let i = 0; i < 8; i++) expect((await login(server, attacker, address, 'guess guess guess')).status).toBe(i < 5 ? 401 : 429);
+    expect((await login(server, newIp(), address)).status).toBe(200);
+  });
+
+  it('counts unknown e-mails too, and a successful login clears the failures of that address', async () => {
     const ghost = email();
-    for (let i = 0; i < 5; i++) expect((await login(server, newIp(), ghost, 'whatever password')).status).toBe(401);
-    expect((await login(server, newIp(), ghost, 'whatever password')).status).toBe(429);
+    const ip = newIp();
+    for (let i = 0; i < 5; i++) expect((await login(server, ip, ghost, 'whatever password')).status).toBe(401);
+    expect((await login(server, ip, ghost, 'whatever password')).status).toBe(429);
+
+    const address = email();
+    const owner = newIp();
+    expect((await register(server, newIp(), address)).status).toBe(201);
+    for (let i = 0; i < 4; i++) expect((await login(server, owner, address, 'wrong password!')).status).toBe(401);
+    expect((await login(server, owner, address)).status).toBe(200);
+    for (let i = 0; i < 4; i++) expect((await login(server, owner, address, 'wrong password!')).status).toBe(401);
+    expect((await login(server, owner, address)).status).toBe(200);
+  });
+
+  // Fails on the old main, which checked the budget before hashing and counted after: parallel guesses all got through.
+  it('counts concurrent guesses: no more than 5 of 12 sent at once are tried', async () => {
+    const address = email();
+    const ip = newIp();
+    expect((await register(server, newIp(), address)).status).toBe(201);
+    const statuses = (await Promise.all(Array.from({ length: 12 }, (_, i) => login(server, ip, address, `parallel guess ${i}`)))).map((r) => r.status);
+    expect(statuses.filter((status) => status === 401)).toHaveLength(5);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(7);
+  });
+
+  // Fails on the old main: a wrong currentPassword was not counted, so a stolen session could guess without limit.
+  it('counts a wrong currentPassword on POST /auth/password as a failed login', async () => {
+    const address = email();
+    const ip = newIp();
+    expect((await register(server, newIp(), address)).status).toBe(201);
+    const token = (await login(server, newIp(), address)).body.token;
+    const change = (currentPassword: string) =>
+      server.request('POST', '/api/platform/auth/password', {
+        token,
+        headers: { 'x-forwarded-for': ip },
+        body: { currentPassword, newPassword: 'a new long passphrase' },
+      });
+    for (let i = 0; i < 5; i++) expect((await change(`wrong guess ${i}`)).status).toBe(401);
+    expectRateLimited(await change(PASSWORD), 5, 900);
+    expectRateLimited(await login(server, ip, address), 5, 900);
+    expect((await login(server, newIp(), address)).status).toBe(200);
+  });
+
+  // Fails on the old main, which took the LEFTMOST X-Forwarded-For entry: a client rotating it got a fresh budget each time.
+  it('takes the client address from the right of X-Forwarded-For: what a client prepends changes nothing', async () => {
+    const proxySaw = newIp();
+    const spoofed = () => `${newIp()}, ${proxySaw}`;
+    for (let i = 0; i < 10; i++) expect((await register(server, spoofed())).status).toBe(201);
+    expectRateLimited(await register(server, spoofed()), 10, 3600);
 
     const address = email();
     expect((await register(server, newIp(), address)).status).toBe(201);
-    for (let i = 0; i < 4; i++) expect((await login(server, newIp(), address, 'wrong password!')).status).toBe(401);
-    expect((await login(server, newIp(), address)).status).toBe(200);
-    for (let i = 0; i < 4; i++) expect((await login(server, newIp(), address, 'wrong password!')).status).toBe(401);
-    expect((await login(server, newIp(), address)).status).toBe(200);
+    const loginFrom = newIp();
+    for (let i = 0; i < 5; i++) expect((await login(server, `${newIp()}, ${loginFrom}`, address, 'wrong password!')).status).toBe(401);
+    expectRateLimited(await login(server, `${newIp()},${loginFrom}`, address), 5, 900);
   });
 
   it('ignores X-Forwarded-For unless TRUST_PROXY is on', async () => {
@@ -115,18 +184,44 @@ describe('with the default limits', () => {
   });
 });
 
+describe('TRUST_PROXY', () => {
+  it('counts the address n proxies from the right with TRUST_PROXY=n, and the socket when the header is short', async () => {
+    const server = await start({ trustProxy: 2, rateLimits: { registerPerHour: 1 } });
+    const client = newIp();
+    // client-written, the client as the first proxy saw it, the first proxy as the second saw it
+    expect((await register(server, `${newIp()}, ${client}, ${newIp()}`)).status).toBe(201);
+    expect((await register(server, `${newIp()}, ${client}, ${newIp()}`)).status).toBe(429);
+    // IPv4-mapped IPv6 is the same client.
+    expect((await register(server, `::ffff:${client}, ${newIp()}`)).status).toBe(429);
+    // One entry where two proxies must have written: the socket address (127.0.0.1) is counted.
+    expect((await register(server, newIp())).status).toBe(201);
+    expect((await register(server, newIp())).status).toBe(429);
+  });
+});
+
+describe('the per-e-mail ceiling', () => {
+  it('refuses an e-mail from every address once RATE_LIMIT_LOGIN_FAILED_PER_EMAIL failures came from many', async () => {
+    const server = await start({ rateLimits: { loginFailedPerEmailAndAddress: 5, loginFailedPerEmail: 6 } });
+    const address = email();
+    expect((await register(server, newIp(), address)).status).toBe(201);
+    for (let i = 0; i < 6; i++) expect((await login(server, newIp(), address, 'spread out guess')).status).toBe(401);
+    expectRateLimited(await login(server, newIp(), address), 6, 900);
+  });
+});
+
 describe('configured limits', () => {
   it('applies overridden numbers and reports them in X-RateLimit-Limit', async () => {
-    const server = await start({ rateLimits: { registerPerHour: 2, loginPerIp: 3, loginFailedPerEmail: 1 } });
+    const server = await start({ rateLimits: { registerPerHour: 2, loginPerIp: 3, loginFailedPerEmailAndAddress: 1 } });
     const ip = newIp();
     expect((await register(server, ip)).status).toBe(201);
     expect((await register(server, ip)).status).toBe(201);
     expectRateLimited(await register(server, ip), 2, 3600);
 
     const address = email();
+    const from = newIp();
     expect((await register(server, newIp(), address)).status).toBe(201);
-    expect((await login(server, newIp(), address, 'wrong password!')).status).toBe(401);
-    expectRateLimited(await login(server, newIp(), address), 1, 900);
+    expect((await login(server, from, address, 'wrong password!')).status).toBe(401);
+    expectRateLimited(await login(server, from, address), 1, 900);
 
     const loginIp = newIp();
     for (let i = 0; i < 3; i++) expect((await login(server, loginIp, email(), 'nobody home')).status).toBe(401);
@@ -172,7 +267,7 @@ describe.skipIf(!redisAnswers && !redisExpected)('with REDIS_URL', () => {
   });
 
   it('shares counters between two instances', async () => {
-    const limits = { registerPerHour: 3, loginFailedPerEmail: 2 };
+    const limits = { registerPerHour: 3, loginFailedPerEmailAndAddress: 5, loginFailedPerEmail: 2 };
     const a = await start({ redisUrl: REDIS_URL, rateLimits: limits });
     const b = await start({ redisUrl: REDIS_URL, rateLimits: limits });
     const ip = newIp();

@@ -151,12 +151,35 @@ describe('GET /receipts/export', () => {
     expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
     expect(res.headers.get('content-disposition')).toMatch(/^attachment; filename="receipts-.+\.csv"$/);
     const lines = res.text.trimEnd().split('\n');
-    expect(lines[0]).toBe('id,versionId,versionNumber,consentHash,choices,installationId,sdkVersion,createdAt');
+    // locale and gpc come last (extensions.md section 3).
+    expect(lines[0]).toBe('id,versionId,versionNumber,consentHash,choices,installationId,sdkVersion,createdAt,locale,gpc');
     expect(lines).toHaveLength(3);
     expect(lines[1]).toBe(
-      `${a.id},${s.version.id},1,${s.version.consentHash},"{""analytics"":true,""marketing"":false,""necessary"":true}",install-a,1.0.0,${a.createdAt}`,
+      `${a.id},${s.version.id},1,${s.version.consentHash},"{""analytics"":true,""marketing"":false,""necessary"":true}",install-a,1.0.0,${a.createdAt},,`,
     );
     expect(lines[2]!.startsWith(`${b.id},`)).toBe(true);
+  });
+
+  // Fails on the old main, which wrote the visitor's sdkVersion as it came: a live formula in a spreadsheet.
+  it('neutralises cells a spreadsheet would run as a formula (= + - @ tab CR first) with a leading apostrophe', async () => {
+    const s = await setup();
+    const hostile = ['=HYPERLINK("http://x","y")', '+1+1', '-2+3', '@SUM(A1)', '\t=1', '\r=1'];
+    for (const [i, sdkVersion] of hostile.entries()) {
+      const res = await server.request('POST', '/api/sdk/v1/consent', {
+        token: s.key.secret,
+        body: { versionId: s.version.id, consentHash: s.version.consentHash, choices: {}, installationId: `hostile-${i}-abcdef`, sdkVersion },
+      });
+      expect(res.status).toBe(201);
+      tick();
+    }
+    const res = await s.exportFile('?format=csv');
+    // Each value with its apostrophe (CSV doubles quotes inside a quoted cell), and no cell opening on a formula.
+    for (const value of hostile) expect(res.text).toContain(`'${value.replaceAll('"', '""')}`);
+    expect(res.text).toContain(`,"'=HYPERLINK(""http://x"",""y"")",`);
+    expect(res.text).not.toMatch(/(\n|,)"?[=+@\t]/);
+    // NDJSON is data, not a spreadsheet: the value stays as sent.
+    const ndjson = (await s.exportFile('?format=ndjson')).text.trimEnd().split('\n').map((line) => JSON.parse(line).sdkVersion);
+    expect(ndjson).toEqual(hostile);
   });
 
   it('streams NDJSON within a time range', async () => {

@@ -103,7 +103,8 @@ describe('GET /api/sdk/v1/config', () => {
     });
     expect(res.status).toBe(204);
     expect(res.headers.get('access-control-allow-origin')).toBe('https://shop.example');
-    expect(res.headers.get('access-control-allow-headers')).toBe('Authorization, Content-Type, If-None-Match');
+    // X-Consent-Installation: GET /api/sdk/v2/decision (extensions.md section 3).
+    expect(res.headers.get('access-control-allow-headers')).toBe('Authorization, Content-Type, If-None-Match, X-Consent-Installation');
     expect(res.headers.get('access-control-allow-methods')).toContain('GET');
   });
 });
@@ -204,6 +205,32 @@ describe('SDK config rate limit', () => {
     // Another key has its own budget.
     const other = await createKey(limited, s.owner.token, s.project.id);
     expect((await s.config({}, other.secret)).status).toBe(200);
+  });
+});
+
+describe('SDK config rate limit per key and client address', () => {
+  let proxied: TestServer;
+  beforeAll(async () => {
+    proxied = await startTestServer({ trustProxy: true, rateLimits: { sdkConfigPerMinute: 3 } });
+  });
+  afterAll(() => proxied?.close());
+
+  // Fails on the old main, where the budget was the key's alone: the visitor got 429 too.
+  it('lets one client spend only its own allowance, never a real visitor\'s', async () => {
+    const s = await setup(proxied);
+    await publishVersion(proxied, s.owner, s.project.id);
+    const from = (address: string) => ({ 'x-forwarded-for': address });
+    // The answer from memory (src/sdk/config.ts) and the full path (`?key=`) count alike.
+    for (let i = 0; i < 3; i++) expect((await s.config(from('203.0.113.7'))).status).toBe(200);
+    expect((await s.config(from('203.0.113.7'))).status).toBe(429);
+    const viaQuery = await proxied.request('GET', `/api/sdk/v1/config?key=${s.key.secret}`, { headers: from('203.0.113.7') });
+    expect(viaQuery.status).toBe(429);
+    // What the client writes to the left of the proxy's entry is not an address of its own.
+    expect((await s.config(from('198.51.100.1, 203.0.113.7'))).status).toBe(429);
+    const visitor = await s.config(from('198.51.100.20'));
+    expect(visitor.status).toBe(200);
+    expect(visitor.body.projectId).toBe(s.project.id);
+    expect((await proxied.request('GET', `/api/sdk/v1/config?key=${s.key.secret}`, { headers: from('198.51.100.21') })).status).toBe(200);
   });
 });
 

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -10,9 +10,12 @@ import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { listMigrations } from '../src/db/migrate.js';
 import { PASSWORD } from './helpers/fixtures.js';
+import { startTestServer } from './helpers/server.js';
+import { socketPathFor } from '../src/db/socket.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
+// The compiled service, as `npm start` runs it (test/helpers/build-service.ts builds it before the suite).
+const MAIN = join(ROOT, 'dist', 'src', 'main.js');
 
 async function freePort(): Promise<number> {
   const probe = createServer();
@@ -45,10 +48,10 @@ afterAll(() => {
 });
 
 /** Starts the service as `npm start` would, in its own process group, reading its JSON log lines. */
-async function startService(command: 'tsx' | 'npm', env: Record<string, string>): Promise<Service> {
+async function startService(command: 'node' | 'npm', env: Record<string, string>): Promise<Service> {
   const port = await freePort();
   const { DATABASE_URL: _url, ...inherited } = process.env;
-  const [file, args] = command === 'npm' ? ['npm', ['start', '--silent']] : [TSX, [join(ROOT, 'src/main.ts')]];
+  const [file, args] = command === 'npm' ? ['npm', ['start', '--silent']] : [process.execPath, [MAIN]];
   const child = spawn(file, args, {
     cwd: ROOT,
     env: { ...inherited, NODE_ENV: 'development', LOG_LEVEL: 'info', PORT: String(port), HOST: '127.0.0.1', ...env },
@@ -151,11 +154,39 @@ describe('configuration (decisions.md, Configuration)', () => {
     expect(loadConfig({ PORT: '', DATABASE_URL: '' })).toMatchObject({ port: 3000, databaseUrl: undefined });
   });
 
-  it('refuses bad values with one readable line, and a production mock provider without a secret', () => {
+  it('refuses bad values with one readable line, and the mock billing provider in production', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/Invalid configuration: PORT/);
     expect(() => loadConfig({ LOG_LEVEL: 'loud' })).toThrow(/LOG_LEVEL/);
     expect(() => loadConfig({ BILLING_PROVIDER: 'paypal' })).toThrow(/BILLING_PROVIDER/);
-    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/BILLING_WEBHOOK_SECRET/);
+    expect(() => loadConfig({ TRUST_PROXY: 'yes' })).toThrow(/TRUST_PROXY/);
+    // Before the fix a secret was enough for the mock provider (whose checkout grants any plan) in production.
+    expect(() => loadConfig({ NODE_ENV: 'production', BILLING_WEBHOOK_SECRET: 'set' })).toThrow(/BILLING_PROVIDER/);
+    expect(loadConfig({ NODE_ENV: 'production', BILLING_PROVIDER: 'stripe' }).production).toBe(true);
+  });
+
+  it('reads TRUST_PROXY as false, true (one proxy) or a number of proxies', () => {
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(1);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+  });
+
+  // Fails on the old main: the process started and served the mock checkout (exit code null after SIGKILL, no message).
+  it('production with BILLING_PROVIDER=mock does not start: exit 1 and a message naming the variable', async () => {
+    const { DATABASE_URL: _url, ...inherited } = process.env;
+    const child = spawn(process.execPath, [MAIN], {
+      cwd: ROOT,
+      env: { ...inherited, NODE_ENV: 'production', BILLING_PROVIDER: 'mock', BILLING_WEBHOOK_SECRET: 'set', DATA_DIR: 'memory://', PORT: String(await freePort()) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    children.push(child);
+    let output = '';
+    child.stdout!.on('data', (chunk) => (output += chunk));
+    child.stderr!.on('data', (chunk) => (output += chunk));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code).toBe(1);
+    expect(output).toContain('BILLING_PROVIDER');
+    expect(output).not.toMatch(/\n\s+at /); // one line, not a stack
   });
 });
 
@@ -173,6 +204,12 @@ describe('npm start', () => {
     const health = await fetch(`http://127.0.0.1:${service.port}/api/health`);
     expect(health.status).toBe(200);
     expect(((await health.json()) as { checks: unknown }).checks).toEqual({ database: 'ok', migrations: 'ok' });
+
+    // npm's one child is the compiled service under plain node (no shell, no tsx loader process in between).
+    const pid = service.child.pid!;
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/);
+    expect(children).toHaveLength(1);
+    expect(readFileSync(`/proc/${children[0]}/cmdline`, 'utf8').split('\0').filter(Boolean).slice(1)).toEqual(['dist/src/main.js']);
 
     // As a process manager would: SIGTERM to npm only, which must hand it to the service
     // (package.json's `exec` makes sure no shell in between swallows it).
@@ -194,7 +231,7 @@ describe('npm start', () => {
 
 describe('graceful shutdown', () => {
   it('on SIGTERM stops accepting, finishes the request in flight, then exits 0', async () => {
-    const service = await startService('tsx', { DATA_DIR: 'memory://' });
+    const service = await startService('node', { DATA_DIR: 'memory://' });
     const body = JSON.stringify({ email: `slow-${Date.now()}@example.com`, password: PASSWORD, name: 'Slow' });
     const half = Math.floor(body.length / 2);
 
@@ -234,4 +271,31 @@ describe('graceful shutdown', () => {
     expect(await service.exited).toBe(0);
     expect(service.lines.some((line) => line.msg === 'request' && line.status === 201)).toBe(true);
   });
+});
+
+// Fails on the old main: DATA_DIR was 0755 with 0644 files and a socket anyone on the machine could connect to.
+describe('the embedded database on disk', () => {
+  it('keeps DATA_DIR (0700), its files (0600) and the socket (0600) private to the service user', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'private-data-'));
+    temps.push(dataDir);
+    chmodSync(dataDir, 0o755);
+    writeFileSync(join(dataDir, 'left-by-an-older-version'), 'x', { mode: 0o644 });
+    const server = await startTestServer({ databaseUrl: undefined, dataDir });
+    try {
+      const mode = (path: string) => statSync(path).mode & 0o777;
+      expect(mode(dataDir)).toBe(0o700);
+      expect(mode(socketPathFor(dataDir))).toBe(0o600);
+      const walk = (dir: string): string[] =>
+        readdirSync(dir).flatMap((name) => {
+          const path = join(dir, name);
+          const stat = lstatSync(path);
+          return stat.isDirectory() ? [path, ...walk(path)] : stat.isFile() ? [path] : [];
+        });
+      const entries = walk(dataDir);
+      expect(entries.length).toBeGreaterThan(10);
+      for (const path of entries) expect([path, mode(path)]).toEqual([path, statSync(path).isDirectory() ? 0o700 : 0o600]);
+    } finally {
+      await server.close();
+    }
+  }, 180_000); // a database on disk: migrations take long on a loaded machine
 });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Config } from '../src/config.js';
+import { NO_ANSWER } from '../src/webhooks/send.js';
 import { retryDelayMs, runDue, webhookWorkerOf } from '../src/webhooks/worker.js';
 import { team } from './helpers/fixtures.js';
 import { createKey } from './helpers/sdk.js';
@@ -261,7 +262,7 @@ describe('webhook deliveries', () => {
 
     await server.request('PUT', webhookPath(t.project.id), { token: t.admin.token, body: { url: 'http://127.0.0.1:1/closed' } });
     const refused = await server.request('POST', webhookPath(t.project.id, '/test'), { token: t.admin.token });
-    expect(refused.body.delivery).toMatchObject({ status: 'failed', responseStatus: null, error: 'connection refused' });
+    expect(refused.body.delivery).toMatchObject({ status: 'failed', responseStatus: null, error: NO_ANSWER });
 
     const log = await server.request('GET', webhookPath(t.project.id, '/deliveries'), { token: t.viewer.token });
     expect(log.body.deliveries.map((d: { eventType: string; status: string }) => [d.eventType, d.status])).toEqual([
@@ -386,7 +387,7 @@ describe('retries, timeouts and giving up (moved clock)', () => {
     receiver.release();
     receiver.behave(() => 200);
     const [attempt] = await deliveries(t);
-    expect(attempt).toMatchObject({ eventId, status: 'failed', responseStatus: null, error: 'timed out after 300 ms' });
+    expect(attempt).toMatchObject({ eventId, status: 'failed', responseStatus: null, error: NO_ANSWER });
   });
 
   it('pages through the delivery log newest first', async () => {
@@ -419,6 +420,70 @@ describe('retries, timeouts and giving up (moved clock)', () => {
       expect(bad.body.code).toBe('validation_failed');
     }
     expect((await server.request('GET', webhookPath(t.project.id, '/deliveries'), { token: t.outsider.token })).status).toBe(404);
+  });
+});
+
+// Before the fix these were accepted outside production, and the test-send named the failure.
+describe('SSRF guard in every environment (development server)', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await start(); // NODE_ENV=test: not production
+  });
+  afterAll(() => server?.close());
+
+  const INTERNAL = [
+    'https://169.254.169.254/latest/meta-data/',
+    'https://2852039166/', // decimal 169.254.169.254
+    'https://0xa9fea9fe/', // hex
+    'https://0251.0376.0251.0376/', // octal
+    'https://[::ffff:a9fe:a9fe]/', // IPv4-mapped
+    'https://[::a9fe:a9fe]/', // IPv4-compatible
+    'https://[::7f00:1]/', // IPv4-compatible loopback
+    'https://[64:ff9b::a9fe:a9fe]/', // NAT64
+    'https://[2002:a9fe:a9fe::]/', // 6to4
+    'https://[2001::a9fe:a9fe]/', // Teredo
+    'https://10.1.2.3/',
+    'https://172.20.0.1/',
+    'https://192.168.1.1/',
+    'https://100.64.0.1/', // CGNAT
+    'https://[fe80::1]/',
+    'https://[fd00:ec2::254]/', // unique-local (AWS metadata)
+    'https://224.0.0.1/',
+    'https://[ff02::1]/',
+    'https://0.0.0.0/',
+    'https://[::]/',
+  ];
+
+  it('refuses URLs that are or resolve to private, link-local, metadata, CGNAT, unique-local, multicast or unspecified addresses, in any notation', async () => {
+    const t = await team(server);
+    for (const url of INTERNAL) {
+      const put = await server.request('PUT', webhookPath(t.project.id), { token: t.admin.token, body: { url, enabled: true } });
+      expect(put.status, url).toBe(400);
+      expect(put.body.code).toBe('validation_failed');
+      expect(put.body.details[0].path).toEqual(['url']);
+      expect(put.text).not.toContain('169.254'); // what a name resolved to is never told
+    }
+    expect((await server.request('GET', webhookPath(t.project.id), { token: t.admin.token })).body.webhook).toBeNull();
+    // Loopback stays allowed in development (tests and local receivers need it).
+    for (const url of ['http://localhost:9/hook', 'http://127.0.0.1:9/hook', 'http://[::1]:9/hook', 'https://127.0.0.2/']) {
+      expect((await server.request('PUT', webhookPath(t.project.id), { token: t.admin.token, body: { url } })).status, url).toBe(200);
+    }
+  });
+
+  it('checks again at send: a stored internal address is never connected to, and every unreachable destination reads the same', async () => {
+    const t = await team(server);
+    await configure(server, t, 'http://127.0.0.1:1/closed');
+    const testSend = () => server.request('POST', webhookPath(t.project.id, '/test'), { token: t.admin.token });
+    const closedPort = await testSend();
+    // As if the row held an address saved before the rule, or a name rebound since.
+    await server.services.db.prisma.webhook.update({ where: { projectId: t.project.id }, data: { url: 'https://169.254.169.254/latest/meta-data/' } });
+    const metadata = await testSend();
+    await server.services.db.prisma.webhook.update({ where: { projectId: t.project.id }, data: { url: 'https://no-such-host.invalid/' } });
+    const unknownHost = await testSend();
+    for (const res of [closedPort, metadata, unknownHost]) {
+      expect(res.status).toBe(200);
+      expect(res.body.delivery).toMatchObject({ status: 'failed', responseStatus: null, error: NO_ANSWER });
+    }
   });
 });
 
@@ -466,7 +531,7 @@ describe('SSRF guard in production', () => {
     // As if DNS for the configured host now answered with this machine.
     await server.services.db.prisma.webhook.update({ where: { projectId: t.project.id }, data: { url: `http://localhost:${receiver.port}/` } });
     const test = await server.request('POST', webhookPath(t.project.id, '/test'), { token: t.admin.token });
-    expect(test.body.delivery).toMatchObject({ status: 'failed', responseStatus: null, error: expect.stringContaining('not allowed') });
+    expect(test.body.delivery).toMatchObject({ status: 'failed', responseStatus: null, error: NO_ANSWER });
     expect(receiver.received).toHaveLength(0);
   });
 });

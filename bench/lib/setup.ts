@@ -32,7 +32,7 @@ export async function benchProject(overrides: Partial<Config> = {}): Promise<Ben
     logLevel: (process.env.LOG_LEVEL as Config['logLevel']) ?? 'silent',
     nodeEnv: 'production',
     billingWebhookSecret: 'bench',
-    rateLimits: { ...defaults.rateLimits, registerPerHour: 1000, sdkConfigPerMinute: 1e9, sdkConsentPerMinute: 1e9 },
+    rateLimits: { ...defaults.rateLimits, registerPerHour: 1000, sdkConfigPerMinute: 1e9, sdkConsentPerMinute: 1e9, sdkConsentPerAddressPerMinute: 1e9 },
     ...overrides,
   });
   const call = (method: string, path: string, options: Parameters<typeof send>[3] = {}) => send(server.url, method, path, options);

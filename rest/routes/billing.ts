@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { completeMockCheckout, mockCheckoutPage, type Page } from '../../src/billing/mock-checkout.js';
 import { receiveProviderWebhook } from '../../src/billing/webhooks.js';
+import { htmlPageHeaders } from '../../src/http/html-headers.js';
 import { route, type RestResponse } from '../route.js';
 import { ErrorBody, pick, sessionErrors, timestamp, validationError } from '../schemas.js';
 
@@ -46,7 +47,7 @@ const html = (page: Page): RestResponse => ({
   headers: {
     'Content-Type': 'text/html; charset=utf-8',
     'Cache-Control': 'no-store',
-    'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
+    ...htmlPageHeaders("default-src 'none'; style-src 'unsafe-inline'; form-action 'self'"),
   },
 });
 

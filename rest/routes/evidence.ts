@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { renderEvidenceCsv } from '../../src/evidence/csv.js';
 import { EVIDENCE_HTML_CSP, renderEvidenceHtml } from '../../src/evidence/html.js';
+import { htmlPageHeaders } from '../../src/http/html-headers.js';
 import { errorResponse } from '../errors.js';
 import { route, type RestResponse } from '../route.js';
 import { ErrorBody, sessionErrors, timestamp } from '../schemas.js';
@@ -26,6 +27,10 @@ const EvidencePackage = z
     }),
     receiptsCount: z.number().int(),
     firstReceiptAt: timestamp.nullable(),
+    experience: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('The experience published with the version (docs/consent.md, "Experience"); absent when it had none'),
   })
   .meta({ id: 'PublishEvidencePackage' });
 
@@ -66,7 +71,9 @@ export const evidenceRoutes = [
           details: [{ path: ['format'], message: `Must be one of ${FORMATS.join(', ')}` }],
         });
       }
-      const evidence = data.publishEvidencePackage;
+      // `experience` is part of the package only for versions published with one (packageHash agrees).
+      const { experience, ...rest } = data.publishEvidencePackage;
+      const evidence = experience == null ? rest : { ...rest, experience };
       const download = query.download === '1' || query.download === 'true';
       if (format === 'json' && !download) return { status: 200, body: { evidence } };
 
@@ -86,7 +93,7 @@ export const evidenceRoutes = [
           'Content-Disposition': `${download ? 'attachment' : 'inline'}; filename="${filename}"`,
           'Cache-Control': 'private, no-store',
           'X-Content-Type-Options': 'nosniff',
-          ...(format === 'html' && { 'Content-Security-Policy': EVIDENCE_HTML_CSP }),
+          ...(format === 'html' && htmlPageHeaders(EVIDENCE_HTML_CSP)),
         },
       };
     },

@@ -1,4 +1,5 @@
 import { changePassword, login, logout, register } from '../../src/auth/accounts.js';
+import { GRAPHQL_LIMITS } from '../../src/graphql-limits.js';
 import { builder } from '../builder.js';
 
 export interface PublicUser {
@@ -71,14 +72,19 @@ builder.queryField('me', (t) =>
   }),
 );
 
+// scrypt is the most expensive thing a request can ask for: one per /graphql operation (src/graphql-limits.ts).
+const HASHES_PASSWORD = { cost: GRAPHQL_LIMITS.passwordCost };
+
 builder.mutationFields((t) => ({
   register: t.field({
     type: RegisterPayload,
+    extensions: HASHES_PASSWORD,
     args: { input: t.arg({ type: RegisterInput, required: true }) },
     resolve: async (_root, { input }, ctx) => ({ user: await register(ctx.services, ctx.ip, input) }),
   }),
   login: t.field({
     type: LoginPayload,
+    extensions: HASHES_PASSWORD,
     args: { input: t.arg({ type: LoginInput, required: true }) },
     resolve: (_root, { input }, ctx) => login(ctx.services, ctx.ip, input),
   }),
@@ -91,7 +97,8 @@ builder.mutationFields((t) => ({
     type: Success,
     description: 'Changes the password and revokes every session of the user, this one included.',
     authScopes: { loggedIn: true },
+    extensions: HASHES_PASSWORD,
     args: { input: t.arg({ type: ChangePasswordInput, required: true }) },
-    resolve: (_root, { input }, ctx) => changePassword(ctx.services, ctx.access.requireViewer().id, input),
+    resolve: (_root, { input }, ctx) => changePassword(ctx.services, ctx.ip, ctx.access.requireViewer().id, input),
   }),
 }));

@@ -1,6 +1,7 @@
 import { uuidv7 } from 'uuidv7';
 import type { Database } from '../db/database.js';
 import { lockOrganization, mayStopBeingOwner } from '../organizations/owners.js';
+import { ID_SHAPE } from '../slug.js';
 
 /** The minimum a member command needs: parameterised SQL on one database. */
 export interface Sql {
@@ -19,8 +20,16 @@ export interface Member {
 
 export class AdminError extends Error {}
 
+/**
+ * `--org` is an id when it has an id's shape, otherwise a slug: never both, so a slug that
+ * looks like another organization's id (none is generated, src/slug.ts) cannot be picked.
+ */
 async function findOrganization(db: Sql, org: string): Promise<string> {
-  const rows = await db.query<{ id: string }>('SELECT id FROM organizations WHERE id = $1 OR slug = $1', [org]);
+  const byId = ID_SHAPE.test(org.toLowerCase());
+  const rows = await db.query<{ id: string }>(
+    byId ? 'SELECT id FROM organizations WHERE id = $1' : 'SELECT id FROM organizations WHERE slug = $1',
+    [byId ? org.toLowerCase() : org],
+  );
   if (!rows[0]) throw new AdminError(`No organization with id or slug "${org}"`);
   return rows[0].id;
 }

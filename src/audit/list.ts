@@ -3,12 +3,12 @@
 import { Readable } from 'node:stream';
 import { stringify } from 'csv-stringify';
 import { z } from 'zod';
+import { CSV_CAST } from '../csv.js';
 import { validationFailed } from '../errors.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { decodePageCursor, encodePageCursor, type PageAfter } from '../graph/connection.js';
 import type { Services } from '../services.js';
 import { parseInput } from '../validation.js';
-import { neutralizeFormula } from './csv.js';
 import { AUDIT_ACTIONS } from './record.js';
 
 type Db = Services['db']['prisma'];
@@ -113,7 +113,7 @@ export function exportAuditCsv(db: Db, organizationId: string, filter: { project
       }
     })(),
   );
-  const csv = stringify({ header: true, columns: [...AUDIT_CSV_COLUMNS], cast: { string: neutralizeFormula } });
+  const csv = stringify({ header: true, columns: [...AUDIT_CSV_COLUMNS], cast: CSV_CAST });
   records.on('error', (error) => csv.destroy(error));
   return records.pipe(csv);
 }

@@ -24,7 +24,30 @@ const rules = (services: Services) => {
   return {
     register: { name: 'register-ip', points: limits.registerPerHour, durationSeconds: 3600 },
     loginIp: { name: 'login-ip', points: limits.loginPerIp, durationSeconds: 900 },
-    loginEmail: { name: 'login-email-failed', points: limits.loginFailedPerEmail, durationSeconds: 900 },
+    failedPerAddress: { name: 'login-failed-email-address', points: limits.loginFailedPerEmailAndAddress, durationSeconds: 900 },
+    failedPerEmail: { name: 'login-failed-email', points: limits.loginFailedPerEmail, durationSeconds: 900 },
+  };
+};
+
+/**
+ * Wrong passwords count against the e-mail from this client address (5 per 15 min) and against
+ * the e-mail over all addresses (50): a flood from one address locks out only that address, so
+ * the owner still signs in from theirs. The address comes first in the key: it holds no `|`.
+ *
+ * Every attempt is counted before the password is checked and given back when it was right, so
+ * concurrent guesses cannot all slip through one check before the first failure is counted.
+ */
+const failedLogins = (services: Services, ip: string, email: string) => {
+  const limits = rules(services);
+  const perAddress = `${ip}|${email}`;
+  return {
+    /** Counts the attempt; 429 while either budget is spent (even for the right password). */
+    attempt: async () => {
+      await services.rateLimits.consume(limits.failedPerAddress, perAddress);
+      await services.rateLimits.consume(limits.failedPerEmail, email);
+    },
+    succeeded: () =>
+      Promise.all([services.rateLimits.reset(limits.failedPerAddress, perAddress), services.rateLimits.reward(limits.failedPerEmail, email)]),
   };
 };
 
@@ -33,7 +56,7 @@ const publicUser = { id: true, email: true, name: true, createdAt: true } as con
 export async function register(services: Services, ip: string, input: unknown) {
   await services.rateLimits.consume(rules(services).register, ip);
   const data = parseInput(registerInput, input);
-  const passwordHash = await hashPassword(data.password);
+  const passwordHash = await hashPassword(data.password, services.config.passwordHashLogN);
   try {
     return await services.db.prisma.user.create({
       data: { email: data.email, name: data.name, passwordHash, createdAt: services.now() },
@@ -46,22 +69,19 @@ export async function register(services: Services, ip: string, input: unknown) {
 }
 
 export async function login(services: Services, ip: string, input: unknown) {
-  const limits = rules(services);
-  await services.rateLimits.consume(limits.loginIp, ip);
+  await services.rateLimits.consume(rules(services).loginIp, ip);
   const data = parseInput(loginInput, input);
-  await services.rateLimits.check(limits.loginEmail, data.email);
+  const failures = failedLogins(services, ip, data.email);
+  await failures.attempt();
   const user = await services.db.prisma.user.findUnique({ where: { email: data.email } });
   // Hash against a dummy when the e-mail is unknown: both failures take the same time.
-  const valid = await verifyPassword(data.password, user?.passwordHash ?? (await dummyPasswordHash));
-  if (!user || !valid) {
-    await services.rateLimits.penalise(limits.loginEmail, data.email);
-    throw invalidCredentials();
-  }
-  await services.rateLimits.reset(limits.loginEmail, data.email);
-  if (needsRehash(user.passwordHash)) {
+  const valid = await verifyPassword(data.password, user?.passwordHash ?? (await dummyPasswordHash(services.config.passwordHashLogN)));
+  if (!user || !valid) throw invalidCredentials();
+  await failures.succeeded();
+  if (needsRehash(user.passwordHash, services.config.passwordHashLogN)) {
     await services.db.prisma.user.update({
       where: { id: user.id },
-      data: { passwordHash: await hashPassword(data.password) },
+      data: { passwordHash: await hashPassword(data.password, services.config.passwordHashLogN) },
     });
   }
   const token = await createSession(services, user.id);
@@ -73,11 +93,15 @@ export async function logout(services: Services, bearer: string | undefined) {
   return { success: true };
 }
 
-export async function changePassword(services: Services, userId: string, input: unknown) {
+/** A wrong `currentPassword` is a failed login: a stolen session cannot guess the password unthrottled. */
+export async function changePassword(services: Services, ip: string, userId: string, input: unknown) {
   const data = parseInput(changePasswordInput, input);
   const user = await services.db.prisma.user.findUniqueOrThrow({ where: { id: userId } });
+  const failures = failedLogins(services, ip, user.email);
+  await failures.attempt();
   if (!(await verifyPassword(data.currentPassword, user.passwordHash))) throw invalidCredentials();
-  const passwordHash = await hashPassword(data.newPassword);
+  await failures.succeeded();
+  const passwordHash = await hashPassword(data.newPassword, services.config.passwordHashLogN);
   await services.db.prisma.$transaction(async (tx) => {
     await tx.user.update({ where: { id: userId }, data: { passwordHash } });
     // An account event: no organization, no changes (never the hash); see docs/audit.md.

@@ -1,5 +1,5 @@
-import { mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { chmodSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
@@ -25,8 +25,12 @@ export interface Connection {
   exec(sql: string): Promise<void>;
 }
 
-export async function openDatabase(options: { databaseUrl?: string; dataDir: string; databaseWaitMs?: number }): Promise<Database> {
-  return options.databaseUrl ? openPostgres(options.databaseUrl, options.databaseWaitMs ?? 2000) : openPglite(options.dataDir);
+/**
+ * `image`: a dump (PGlite `dumpDataDir`) an empty in-memory embedded database starts from instead of running
+ * initdb; the test suite makes one migrated image and clones it for every test server.
+ */
+export async function openDatabase(options: { databaseUrl?: string; dataDir: string; databaseWaitMs?: number }, image?: Blob): Promise<Database> {
+  return options.databaseUrl ? openPostgres(options.databaseUrl, options.databaseWaitMs ?? 2000) : openPglite(options.dataDir, image);
 }
 
 function openPostgres(url: string, waitMs: number): Database {
@@ -60,10 +64,14 @@ function openPostgres(url: string, waitMs: number): Database {
   };
 }
 
-async function openPglite(dataDir: string): Promise<Database> {
+async function openPglite(dataDir: string, image?: Blob): Promise<Database> {
   const inMemory = dataDir.startsWith('memory://');
-  if (!inMemory) mkdirSync(resolve(dataDir), { recursive: true });
-  const db = await PGlite.create(inMemory ? dataDir : resolve(dataDir));
+  if (!inMemory) makePrivate(resolve(dataDir));
+  const db = await PGlite.create(inMemory ? dataDir : resolve(dataDir), { loadDataDir: inMemory ? image : undefined });
+  // PGlite's file system (emscripten NODEFS) gives the files it makes 0666 whatever the umask:
+  // tighten them once open and again at close; in between the 0700 directory keeps others out.
+  const tighten = () => !inMemory && makePrivate(resolve(dataDir));
+  tighten();
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(db) });
   const conn: Connection = {
     query: async (sql, params) => (await db.query(sql, params as unknown[])).rows as never,
@@ -78,6 +86,28 @@ async function openPglite(dataDir: string): Promise<Database> {
     async close() {
       await prisma.$disconnect();
       if (!db.closed) await db.close();
+      tighten();
     },
   };
+}
+
+/**
+ * DATA_DIR holds every tenant's data: the service user's only. Directories 0700 and files 0600
+ * (umask 077 for this process, which writes no other shared files, also makes the socket private),
+ * and whatever an older version, another umask or PGlite made is tightened.
+ */
+function makePrivate(dir: string): void {
+  process.umask(0o077);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const tighten = (path: string) => {
+    const stat = lstatSync(path);
+    if (stat.isSymbolicLink()) return;
+    if (stat.isDirectory()) {
+      chmodSync(path, 0o700);
+      for (const name of readdirSync(path)) tighten(join(path, name));
+    } else {
+      chmodSync(path, 0o600);
+    }
+  };
+  tighten(dir);
 }

@@ -1,4 +1,4 @@
-import { existsSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
@@ -16,6 +16,8 @@ export async function startSocketServer(pglite: PGlite, dataDir: string): Promis
   if (existsSync(path)) rmSync(path); // left by a crash; PGlite's own lock guards the data
   const server = new PGLiteSocketServer({ db: outsideAppTransactions(pglite), path, maxConnections: 8 });
   await server.start();
+  // Whoever can connect can read and change everything: the service user only (umask 077 made it so; say it).
+  chmodSync(path, 0o600);
   return server;
 }
 

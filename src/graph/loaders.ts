@@ -130,6 +130,8 @@ function createLoaders(ctx: Context) {
             installationId: true,
             sdkVersion: true,
             createdAt: true,
+            locale: true,
+            gpc: true,
             version: { select: { number: true } },
           },
         });

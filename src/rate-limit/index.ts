@@ -76,9 +76,14 @@ export class RateLimits {
     if (state && state.consumedPoints >= rule.points) throw rateLimited(describe(rule, state));
   }
 
-  /** Counts one hit without throwing (e.g. a failed login against the e-mail's budget). */
+  /** Counts one hit without throwing (an operation refused by the /graphql limits). */
   async penalise(rule: LimitRule, key: string): Promise<void> {
     await this.limiter(rule).penalty(key, 1);
+  }
+
+  /** Gives one counted hit back (an attempt counted up front that turned out fine). */
+  async reward(rule: LimitRule, key: string): Promise<void> {
+    await this.limiter(rule).reward(key, 1);
   }
 
   async reset(rule: LimitRule, key: string): Promise<void> {

@@ -13,12 +13,14 @@ export interface SdkConfig {
 interface SdkCallerInfo {
   token: string | undefined;
   origin: string | undefined;
+  /** The client address (src/http/client-address.ts): the rate limit counts per key and address. */
+  address: string;
 }
 
 /** The latest published version of the key's project (never a draft). */
 export async function sdkConfig(services: Services, caller: SdkCallerInfo): Promise<SdkConfig> {
   const { keyId, project } = await authenticateSdk(services, caller.token, caller.origin);
-  return served(services, keyId, project);
+  return served(services, keyId, project, caller.address);
 }
 
 /**
@@ -27,12 +29,16 @@ export async function sdkConfig(services: Services, caller: SdkCallerInfo): Prom
  */
 export function sdkConfigFromMemory(services: Services, caller: SdkCallerInfo): Promise<SdkConfig> | undefined {
   const found = authenticateSdkFromMemory(services, caller.token, caller.origin);
-  return found && served(services, found.keyId, found.project);
+  return found && served(services, found.keyId, found.project, caller.address);
 }
 
-function served(services: Services, keyId: string, project: ProjectAccess): Promise<SdkConfig> {
+/**
+ * Counted per key AND client address: the key is public (it is in every visitor's page), so one
+ * client spending the key's whole budget would otherwise shut the site's banner for everyone.
+ */
+function served(services: Services, keyId: string, project: ProjectAccess, address: string): Promise<SdkConfig> {
   const limit = { name: 'sdk-config', points: services.config.rateLimits.sdkConfigPerMinute, durationSeconds: 60 };
-  return services.rateLimits.consume(limit, keyId).then(() => {
+  return services.rateLimits.consume(limit, `${keyId}|${address}`).then(() => {
     const version = project.version;
     if (!version) throw noPublishedVersion();
     return { projectId: project.projectId, version, config: version.config };

@@ -1,12 +1,14 @@
 import { uuidv7 } from 'uuidv7';
 import { z } from 'zod';
 import type { Services } from '../services.js';
+import { canonicalLocale, EXPERIENCE_LIMITS } from '../consent/experience.js';
 import { authenticateSdk } from './access.js';
 import { sdkCache } from './cache.js';
 import { consentHashMismatch, invalidBody, invalidVersion } from './errors.js';
 import { receiptWriter } from './receipt-writer.js';
 
 export const MAX_CHOICES = 200;
+export const INSTALLATION_ID = /^[A-Za-z0-9_-]{8,64}$/;
 
 /** Exactly these fields: anything else (an IP, an e-mail, a user id) is refused, never stored. */
 export const consentBody = z
@@ -16,9 +18,17 @@ export const consentBody = z
     choices: z
       .record(z.string(), z.boolean())
       .refine((choices) => Object.keys(choices).length <= MAX_CHOICES, `At most ${MAX_CHOICES} choices`),
-    installationId: z.string().regex(/^[A-Za-z0-9_-]{8,64}$/, 'installationId must be 8 to 64 of [A-Za-z0-9_-]'),
+    installationId: z.string().regex(INSTALLATION_ID, 'installationId must be 8 to 64 of [A-Za-z0-9_-]'),
     timestamp: z.iso.datetime({ offset: true }).optional(),
     sdkVersion: z.string().max(64).optional(),
+    // extensions.md section 3: the language the visitor saw (stored in canonical case) and Global Privacy Control.
+    locale: z
+      .string()
+      .max(EXPERIENCE_LIMITS.localeTag)
+      .refine((tag) => canonicalLocale(tag) !== undefined, 'locale must be a BCP 47 language tag')
+      .transform((tag) => canonicalLocale(tag)!)
+      .optional(),
+    gpc: z.boolean().optional(),
   })
   .strict();
 
@@ -36,7 +46,7 @@ export interface ConsentAck {
  */
 export async function recordConsent(
   services: Services,
-  caller: { token: string | undefined; origin: string | undefined },
+  caller: { token: string | undefined; origin: string | undefined; address: string },
   input: unknown,
 ): Promise<ConsentAck> {
   const { keyId, project } = await authenticateSdk(services, caller.token, caller.origin);
@@ -46,8 +56,15 @@ export async function recordConsent(
     throw invalidBody(issue.path.length ? `${issue.path.join('.')}: ${issue.message}` : issue.message);
   }
   const body = parsed.data;
+  const limits = services.config.rateLimits;
+  // Per key and client address first: rotating installation ids gets one client no further than
+  // its own allowance, and never into a real visitor's (docs/security.md).
   await services.rateLimits.consume(
-    { name: 'sdk-consent', points: services.config.rateLimits.sdkConsentPerMinute, durationSeconds: 60 },
+    { name: 'sdk-consent-address', points: limits.sdkConsentPerAddressPerMinute, durationSeconds: 60 },
+    `${keyId}|${caller.address}`,
+  );
+  await services.rateLimits.consume(
+    { name: 'sdk-consent', points: limits.sdkConsentPerMinute, durationSeconds: 60 },
     `${project.projectId}:${body.installationId}`,
   );
 
@@ -73,6 +90,8 @@ export async function recordConsent(
     choices,
     installationId: body.installationId,
     sdkVersion: body.sdkVersion ?? null,
+    locale: body.locale ?? null,
+    gpc: body.gpc ?? null,
     apiKeyId: keyId,
     createdAt,
   });

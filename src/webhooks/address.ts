@@ -3,8 +3,11 @@ import type { LookupAddress, LookupAllOptions, LookupOneOptions } from 'node:dns
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
+// ::a.b.c.d, the deprecated IPv4-compatible form: ipaddr.js calls it unicast, but `[::7f00:1]` is 127.0.0.1.
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
+
 /**
- * The SSRF guard: in production a webhook may only reach public unicast
+ * The SSRF guard, in every environment: a webhook may only reach public unicast
  * addresses. ipaddr.js classifies an address into its IANA special-purpose
  * range; everything but plain `unicast` is refused: loopback (127/8, ::1),
  * unspecified (0/8, ::), private (10/8, 172.16/12, 192.168/16), carrier-grade
@@ -12,12 +15,17 @@ import ipaddr from 'ipaddr.js';
  * link-local (169.254/16 with the 169.254.169.254 metadata service, fe80::/10),
  * unique-local (fc00::/7, with AWS's fd00:ec2::254), reserved (192.0.0.0/24 with
  * Oracle's 192.0.0.192), multicast, broadcast, and the IPv6 forms that embed an
- * IPv4 address (IPv4-mapped addresses are unwrapped and checked as IPv4; NAT64,
- * 6to4 and Teredo are refused outright).
+ * IPv4 address (IPv4-mapped addresses are unwrapped and checked as IPv4;
+ * IPv4-compatible, NAT64, 6to4 and Teredo are refused outright). Decimal and hex
+ * hosts (`http://2852039166/`, `0xa9fea9fe`) reach us already written as dotted IPv4 by
+ * the URL parser. `allowLoopback` (development only) lets 127/8 and ::1 through.
  */
-export function isPublicAddress(address: string): boolean {
+export function isAllowedAddress(address: string, allowLoopback = false): boolean {
   if (!ipaddr.isValid(address)) return false;
-  return ipaddr.process(address).range() === 'unicast';
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv6' && parsed.match(IPV4_COMPATIBLE) && !['::', '::1'].includes(parsed.toString())) return false;
+  const range = ipaddr.process(address).range();
+  return range === 'unicast' || (allowLoopback && range === 'loopback');
 }
 
 export class BlockedAddressError extends Error {
@@ -30,11 +38,11 @@ export class BlockedAddressError extends Error {
 /** `[::1]` → `::1`: URL hostnames keep the brackets of IPv6 literals. */
 export const bareHost = (hostname: string) => hostname.replace(/^\[(.*)\]$/, '$1');
 
-/** Resolves a host name (or takes an IP literal) and refuses it unless every address is public. */
-export async function assertPublicHost(hostname: string): Promise<void> {
+/** Resolves a host name (or takes an IP literal) and refuses it unless every address is allowed. */
+export async function assertPublicHost(hostname: string, allowLoopback = false): Promise<void> {
   const host = bareHost(hostname);
   const addresses = isIP(host) ? [host] : (await lookupAll(host)).map((entry) => entry.address);
-  const blocked = addresses.find((address) => !isPublicAddress(address));
+  const blocked = addresses.find((address) => !isAllowedAddress(address, allowLoopback));
   if (blocked) throw new BlockedAddressError(host, blocked);
 }
 
@@ -52,12 +60,14 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
  * is the address connected to. (Node skips `lookup` for IP literals, so callers
  * check those with assertPublicHost first.)
  */
-export function guardedLookup(host: string, options: LookupOneOptions | LookupAllOptions, callback: LookupCallback): void {
-  lookup(host, { ...options, all: true }, (error, addresses) => {
-    if (error) return callback(error, []);
-    const blocked = addresses.find((entry) => !isPublicAddress(entry.address));
-    if (blocked) return callback(new BlockedAddressError(host, blocked.address), []);
-    if (options.all) return callback(null, addresses);
-    callback(null, addresses[0]!.address, addresses[0]!.family);
-  });
-}
+export const guardedLookup =
+  (allowLoopback: boolean) =>
+  (host: string, options: LookupOneOptions | LookupAllOptions, callback: LookupCallback): void => {
+    lookup(host, { ...options, all: true }, (error, addresses) => {
+      if (error) return callback(error, []);
+      const blocked = addresses.find((entry) => !isAllowedAddress(entry.address, allowLoopback));
+      if (blocked) return callback(new BlockedAddressError(host, blocked.address), []);
+      if (options.all) return callback(null, addresses);
+      callback(null, addresses[0]!.address, addresses[0]!.family);
+    });
+  };

@@ -3,6 +3,13 @@ import http from 'node:http';
 import https from 'node:https';
 import { assertPublicHost, guardedLookup } from './address.js';
 
+/**
+ * The one reason for every attempt that got no HTTP answer (refused, unknown host, reset, TLS,
+ * blocked address, timeout): an operator's test-send must not tell an open port from a closed
+ * one, or an existing internal name from a missing one, as a port scanner would.
+ */
+export const NO_ANSWER = 'the receiver did not answer';
+
 /** decisions.md "Webhook": a receiver has 10 s to answer. */
 export const DEFAULT_TIMEOUT_MS = 10_000;
 
@@ -18,8 +25,11 @@ export interface WebhookMessage {
 
 export interface SendOptions {
   timeoutMs: number;
-  /** Production: only public addresses, checked on the address actually connected to. */
-  publicOnly: boolean;
+  /**
+   * Only public addresses are reached, checked on the address actually connected to; loopback
+   * too when this is true (development: tests and local receivers).
+   */
+  allowLoopback: boolean;
 }
 
 export interface SendResult {
@@ -31,6 +41,9 @@ export interface SendResult {
 
 /** `sha256=<hex HMAC-SHA256(raw body, secret)>`, the X-Consent-Signature value. */
 export const signature = (body: string, secret: string) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+
+const lookupPublicOnly = guardedLookup(false);
+const lookupWithLoopback = guardedLookup(true);
 
 // Connections to a receiver are reused between deliveries.
 const agents = {
@@ -58,16 +71,16 @@ export async function sendWebhook(message: WebhookMessage, options: SendOptions)
   let url: URL;
   try {
     url = new URL(message.url);
-    if (options.publicOnly) await assertPublicHost(url.hostname);
-  } catch (error) {
-    return result(null, describe(error));
+    await assertPublicHost(url.hostname, options.allowLoopback);
+  } catch {
+    return result(null, NO_ANSWER);
   }
 
   return new Promise<SendResult>((resolve) => {
     const request = (url.protocol === 'https:' ? https : http).request(url, {
       method: 'POST',
       agent: agents[url.protocol as keyof typeof agents],
-      lookup: options.publicOnly ? guardedLookup : undefined,
+      lookup: options.allowLoopback ? lookupWithLoopback : lookupPublicOnly,
       headers: {
         'content-type': 'application/json',
         'content-length': Buffer.byteLength(message.body),
@@ -83,7 +96,7 @@ export async function sendWebhook(message: WebhookMessage, options: SendOptions)
       clearTimeout(timer);
       resolve(outcome);
     };
-    request.on('error', (error) => finish(result(null, describe(error))));
+    request.on('error', () => finish(result(null, NO_ANSWER)));
     request.on('response', (response) => {
       const status = response.statusCode ?? 0;
       const verdict =
@@ -95,7 +108,7 @@ export async function sendWebhook(message: WebhookMessage, options: SendOptions)
       // The body is not needed; reading it to the end lets the connection be reused.
       response.resume();
       response.on('end', () => finish(result(status, verdict)));
-      response.on('error', (error) => finish(result(status, verdict ?? describe(error))));
+      response.on('error', () => finish(result(status, verdict ?? NO_ANSWER)));
     });
     request.end(message.body);
   });
@@ -105,15 +118,4 @@ class TimeoutError extends Error {
   constructor(ms: number) {
     super(`timed out after ${ms} ms`);
   }
-}
-
-/** A short, operator-readable reason; never a stack. */
-function describe(error: unknown): string {
-  if (error instanceof TimeoutError) return error.message;
-  const { code, message } = error as NodeJS.ErrnoException;
-  if (code === 'EBLOCKEDADDRESS') return message;
-  if (code === 'ECONNREFUSED') return 'connection refused';
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'host not found';
-  if (code === 'ECONNRESET') return 'connection reset';
-  return code ? `${message} (${code})` : String(message ?? error);
 }

@@ -42,18 +42,21 @@ function webhookUrl(production: boolean) {
 const putWebhookInput = (production: boolean) =>
   z.object({ url: webhookUrl(production), enabled: z.boolean().optional() });
 
+/** Loopback receivers (tests, a developer's machine) only outside production. */
+const allowLoopback = (services: Services) => !services.config.production;
+
 /**
- * In production the host must resolve to public addresses only (the SSRF
- * guard); the same check runs again on every delivery, against the address
- * actually connected to.
+ * In every environment the host must resolve to public addresses only (the SSRF guard,
+ * src/webhooks/address.ts); the same check runs again on every delivery, against the address
+ * actually connected to. A name that does not resolve now is accepted (delivery reports it),
+ * and the refusal never says what a name resolved to.
  */
 async function assertReachableSafely(services: Services, url: string): Promise<void> {
-  if (!services.config.production) return;
   try {
-    await assertPublicHost(new URL(url).hostname);
+    await assertPublicHost(new URL(url).hostname, allowLoopback(services));
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === 'EBLOCKEDADDRESS' ? (error as Error).message : 'host does not resolve';
-    throw validationFailed([{ path: ['url'], message: `Must reach a public address: ${reason}` }]);
+    if ((error as NodeJS.ErrnoException).code !== 'EBLOCKEDADDRESS') return;
+    throw validationFailed([{ path: ['url'], message: 'Must reach a public address (private, loopback, link-local and metadata addresses are refused)' }]);
   }
 }
 
@@ -118,7 +121,7 @@ export async function testWebhook(services: Services, projectId: string, options
   const body = JSON.stringify({ id, type: 'webhook.test', createdAt: now.toISOString(), data: { projectId } });
   const sent = await sendWebhook(
     { url: webhook.url, secret: webhook.secret, eventId: id, eventType: 'webhook.test', body },
-    { timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS, publicOnly: services.config.production },
+    { timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS, allowLoopback: allowLoopback(services) },
   );
   const status = sent.ok ? 'succeeded' : 'failed';
   await services.db.prisma.$transaction(async (tx) => audited(tx, await tx.webhookDelivery.create({

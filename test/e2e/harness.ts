@@ -3,25 +3,22 @@
 // SDK with one script tag, a project set up through the operator REST API, and headless Debian Chromium.
 // No vitest imports here, so the bench can use it too.
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
+import { chromiumMissingMessage, findChromium } from '../helpers/chromium.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
-export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-
-/** Headless Chromium; a missing browser is an error with the fix, never a skip. */
-export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `Chromium not found at ${CHROMIUM}. The browser tests need it: install Debian's package ` +
-        '(apt-get install chromium, as .ci/run does) or set CHROMIUM_PATH to a Chromium binary.',
-    );
-  }
+/**
+ * Headless Debian Chromium (test/helpers/chromium.ts finds it, and installs it under `npm test` as root);
+ * a missing browser is an error with the fix, never a skip.
+ */
+export async function launchChromium(extraArgs: string[] = []): Promise<Browser> {
+  const executablePath = findChromium();
+  if (!executablePath) throw new Error(chromiumMissingMessage());
   return chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    executablePath,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', ...extraArgs],
   });
 }
 

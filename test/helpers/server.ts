@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { loadConfig, type Config } from '../../src/config.js';
 import { startServer, type RunningServer, type StartOptions } from '../../src/server.js';
@@ -10,13 +11,15 @@ import { startServer, type RunningServer, type StartOptions } from '../../src/se
  */
 export const onPostgres = !!process.env.TEST_DATABASE_URL;
 
-export async function freshDatabaseUrl(): Promise<string | undefined> {
+/** An empty database; `migrated` clones the run's migrated template (test/helpers/database-image.ts) when there is one. */
+export async function freshDatabaseUrl(options: { migrated?: boolean } = {}): Promise<string | undefined> {
   const adminUrl = process.env.TEST_DATABASE_URL;
   if (!adminUrl) return undefined;
   const name = `test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+  const template = options.migrated && process.env.TEST_PG_TEMPLATE;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
-  await admin.query(`CREATE DATABASE "${name}"`);
+  await admin.query(`CREATE DATABASE "${name}"${template ? ` TEMPLATE "${template}"` : ''}`);
   await admin.end();
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
@@ -51,26 +54,33 @@ export type TestOverrides = Partial<Omit<Config, 'rateLimits'>> & { rateLimits?:
 const GENEROUS_AUTH_LIMITS: Partial<Config['rateLimits']> = {
   registerPerHour: 100_000,
   loginPerIp: 100_000,
+  loginFailedPerEmailAndAddress: 100_000,
   loginFailedPerEmail: 100_000,
 };
+
+// scrypt at N=2^10 instead of production's 2^17: every register and login is ~100 times cheaper.
+// test/auth.test.ts proves the default cost and the rehash at login on a server of its own.
+const TEST_PASSWORD_HASH_LOG_N = 10;
 
 export async function startTestServer(
   overrides: TestOverrides = {},
   options: StartOptions = {},
 ): Promise<TestServer> {
   // `databaseUrl: undefined` given explicitly asks for the embedded database even on a PostgreSQL run.
-  const databaseUrl = 'databaseUrl' in overrides ? overrides.databaseUrl : await freshDatabaseUrl();
+  const databaseUrl = 'databaseUrl' in overrides ? overrides.databaseUrl : await freshDatabaseUrl({ migrated: true });
+  const inMemory = !databaseUrl && (overrides.dataDir ?? 'memory://').startsWith('memory://');
   const running = await startServer(
     {
       port: 0,
       dataDir: 'memory://',
       logLevel: (process.env.TEST_LOG_LEVEL as Config['logLevel']) ?? 'silent',
       nodeEnv: 'test',
+      passwordHashLogN: TEST_PASSWORD_HASH_LOG_N,
       ...overrides,
       rateLimits: { ...loadConfig().rateLimits, ...GENEROUS_AUTH_LIMITS, ...overrides.rateLimits },
       databaseUrl,
     },
-    options,
+    { embeddedImage: inMemory ? embeddedImage() : undefined, ...options },
   );
   // A database made for this server goes with it (a second instance given the URL does not own it).
   const ownDatabase = !('databaseUrl' in overrides) ? databaseUrl : undefined;
@@ -82,6 +92,14 @@ export async function startTestServer(
     },
     request: (method, path, options = {}) => send(running.url, method, path, options),
   };
+}
+
+let image: Blob | undefined;
+/** The migrated embedded database the run's globalSetup dumped (none outside vitest: servers migrate). */
+function embeddedImage(): Blob | undefined {
+  const file = process.env.TEST_PGLITE_IMAGE;
+  if (file) image ??= new Blob([readFileSync(file)]);
+  return image;
 }
 
 export async function dropDatabase(url: string): Promise<void> {

@@ -24,12 +24,12 @@ export interface ServiceProcess {
 }
 
 /**
- * Starts the service as `npm start` does (`src/main.ts` under tsx) in its own
- * process, and waits until /api/ready answers. One node process, so a signal
- * sent to its pid reaches the service itself.
+ * Starts the service as `npm start` does (the compiled `dist/src/main.js` under plain node, built by
+ * test/helpers/build-service.ts) in its own process, and waits until /api/ready answers. One node
+ * process, so a signal sent to its pid reaches the service itself.
  */
 export async function spawnService(env: Record<string, string>, port: number): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, ['dist/src/main.js'], {
     cwd: ROOT,
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', NODE_ENV: 'development', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

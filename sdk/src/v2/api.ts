@@ -1,0 +1,90 @@
+// The SDK API v2 endpoints (extensions.md section 3): the localised config with the experience settings,
+// the installation's latest decision, and receipts (v1 route, with locale and gpc).
+import { sdkError, type Category, type Notice, type Purpose, type Receipt } from '../api';
+
+export type { Category, Notice, Purpose, Receipt };
+
+export interface Experience {
+  privacyPolicyUrl: string;
+  /** 0: a decision never expires. */
+  reconsentAfterDays: number;
+  gpc: { optOutPurposes: string[] };
+  googleConsentMode: { enabled: boolean; signals: Record<string, string[]> };
+  cookies: Record<string, string[]>;
+  theme: { colorScheme: 'light' | 'dark' | 'auto'; borderRadius?: number };
+}
+
+export interface SdkConfig {
+  projectId: string;
+  version: { id: string; number: number; publishedAt: string; contentHash: string; consentHash: string };
+  locale: string;
+  dir: 'ltr' | 'rtl';
+  config: { purposes: Purpose[]; categories: Category[]; notice: Notice };
+  ui: Record<string, string>;
+  experience: Experience;
+}
+
+export interface ReceiptBody {
+  versionId: string;
+  consentHash: string;
+  choices: Record<string, boolean>;
+  installationId: string;
+  timestamp: string;
+  sdkVersion: string;
+  locale: string;
+  gpc: boolean;
+}
+
+export interface RemoteDecision {
+  versionId: string;
+  consentHash: string;
+  choices: Record<string, boolean>;
+  createdAt: string;
+}
+
+export interface Api {
+  getConfig(locale: string): Promise<SdkConfig>;
+  getDecision(installationId: string): Promise<RemoteDecision | null>;
+  postConsent(body: ReceiptBody): Promise<Receipt>;
+}
+
+export function createApi(base: string, publicKey: string): Api {
+  async function call(path: string, init: RequestInit = {}) {
+    let res: Response;
+    try {
+      // No cookies: the service identifies the project by key and the visitor by installationId only.
+      res = await fetch(`${base}/api/sdk/${path}`, {
+        ...init,
+        credentials: 'omit',
+        headers: { Authorization: 'Bearer ' + publicKey, ...(init.headers as Record<string, string>) },
+      });
+    } catch {
+      throw sdkError('network_error', `could not reach ${base}`);
+    }
+    const body = await res.json().catch(() => null);
+    if (!res.ok) throw sdkError(body?.code || 'http_error', body?.error || `HTTP ${res.status}`, res.status);
+    return body;
+  }
+
+  return {
+    async getConfig(locale) {
+      const body = await call('v2/config' + (locale ? '?locale=' + encodeURIComponent(locale) : ''));
+      if (!body?.version?.consentHash || !Array.isArray(body.config?.purposes) || !body.config.notice) {
+        throw sdkError('invalid_response', 'unexpected config response', 200);
+      }
+      // Checked once here, so the rest of the SDK can trust the shape.
+      const x = (body.experience ||= {});
+      body.config.categories ||= [];
+      body.ui ||= {};
+      x.gpc ||= { optOutPurposes: [] };
+      x.googleConsentMode ||= { enabled: false, signals: {} };
+      x.cookies ||= {};
+      x.theme ||= { colorScheme: 'light' };
+      return body;
+    },
+    getDecision: async (installationId) =>
+      (await call('v2/decision', { headers: { 'X-Consent-Installation': installationId } }))?.decision || null,
+    postConsent: (receipt) =>
+      call('v1/consent', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(receipt) }),
+  };
+}

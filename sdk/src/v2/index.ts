@@ -1,0 +1,151 @@
+// Entry point of SDK v2: `init` and the per-key registry that makes it idempotent. At script evaluation it
+// writes Google Consent Mode's default (when the last page load had it enabled), before any tag can read it.
+// Nothing here throws into the host page: failures reject the returned promise and go to onError.
+import { sdkError } from '../api';
+import { installationId } from '../storage';
+import { createApi } from './api';
+import { blocker, removeCookies } from './blocking';
+import { Consent } from './consent';
+import { gcmApply, gcmDefaultFromStorage } from './gcm';
+import type { ConsentClient, ConsentError, ConsentState, InitOptions } from './public';
+import { mountUi, type Ui } from './ui';
+
+export { SDK_VERSION } from './public';
+export type { ConsentClient, ConsentError, ConsentState, InitOptions } from './public';
+
+gcmDefaultFromStorage();
+
+const clients = new Map<string, Promise<ConsentClient>>();
+
+export function init(options: InitOptions): Promise<ConsentClient> {
+  let key: string;
+  let base: string;
+  try {
+    key = checkKey(options?.publicKey);
+    base = checkBase(options);
+  } catch (err) {
+    call(options?.onError, err as ConsentError);
+    return Promise.reject(err);
+  }
+  // Same key, same client: later calls get the first call's promise and their other options are ignored.
+  let client = clients.get(key);
+  if (!client) {
+    client = start(key, base, options);
+    clients.set(key, client);
+    // A failed start is forgotten, so a later init can try again.
+    client.catch(() => clients.get(key) === client && clients.delete(key));
+  }
+  return client;
+}
+
+/** The hosted preferences page acts for the installation named in its fragment (`#i=...`, from preferencesUrl). */
+function hostedInstallation(base: string): string | undefined {
+  const m = /^#i=([A-Za-z0-9_-]{8,64})$/.exec(location.hash);
+  return m && location.origin == base && location.pathname == '/preferences' ? m[1] : undefined;
+}
+
+async function start(key: string, base: string, options: InitOptions): Promise<ConsentClient> {
+  // Read first: GPC's opt-out purposes are denied before anything else happens.
+  const gpc = (navigator as Navigator & { globalPrivacyControl?: boolean }).globalPrivacyControl === true;
+  const onError = (err: ConsentError) => call(options.onError, err);
+  const hosted = hostedInstallation(base);
+  const consent = new Consent(createApi(base, key), gpc, () => hosted || installationId());
+  const listeners = new Set<(state: ConsentState) => void>();
+  let ui: Ui;
+  let scripts: ReturnType<typeof blocker>;
+  const has = (k: string) => consent.has(k);
+
+  // Makes the page match the decision: tags and frames, Google's signals, cookies of withdrawn purposes.
+  function apply() {
+    const { experience, config } = consent.config!;
+    // Google's update first: a tag released below must already see the granted signals.
+    gcmApply(experience.googleConsentMode, consent.decided, has);
+    scripts.run();
+    if (consent.decided) for (const p of config.purposes) if (!has(p.key)) removeCookies(experience.cookies[p.key] || []);
+  }
+
+  try {
+    const lang = options.locale || document.documentElement.lang || navigator.languages?.[0] || navigator.language || '';
+    await consent.load(lang);
+    await bodyReady();
+    scripts = blocker(has);
+    apply();
+    ui = mountUi(
+      consent,
+      () => {
+        apply();
+        const state = consent.state();
+        for (const fn of [options.onChange, ...listeners]) call(fn, state);
+        dispatchEvent(new CustomEvent('consent:change', { detail: state }));
+      },
+      onError,
+    );
+  } catch (err) {
+    const e = (err as ConsentError)?.code ? (err as ConsentError) : sdkError('internal_error', String(err));
+    onError(e);
+    throw e;
+  }
+  let destroyed = false;
+  const client: ConsentClient = Object.freeze({
+    hasConsent: has,
+    getConsent: () => consent.state(),
+    showPreferences: () => ui.showPreferences(),
+    on(event: 'change', fn: (state: ConsentState) => void) {
+      if (event == 'change' && typeof fn == 'function') listeners.add(fn);
+      return () => void listeners.delete(fn);
+    },
+    preferencesUrl() {
+      consent.markPreferences();
+      return `${base}/preferences?key=${encodeURIComponent(key)}#i=${hosted || installationId()}`;
+    },
+    destroy() {
+      // Twice is harmless, and must not forget a newer client registered under the same key.
+      if (destroyed) return;
+      destroyed = true;
+      consent.close();
+      ui.destroy();
+      scripts.stop();
+      listeners.clear();
+      clients.delete(key);
+    },
+  });
+  call(options.onReady, client);
+  dispatchEvent(new CustomEvent('consent:ready', { detail: consent.state() }));
+  return client;
+}
+
+function checkKey(key: unknown): string {
+  if (typeof key === 'string' && key.startsWith('pk_live_') && key.length > 8) return key;
+  throw sdkError('invalid_options', 'publicKey must be a publishable key starting with "pk_live_"');
+}
+
+function checkBase(options: InitOptions): string {
+  if ('baseUrl' in options) throw sdkError('invalid_options', 'unknown option "baseUrl": the option is named apiBaseUrl');
+  const value = options.apiBaseUrl ?? location.origin;
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    // reported below
+  }
+  // An origin only: the SDK adds /api/sdk/... itself, so "https://host/api" would double it.
+  if (!url || !/^https?:$/.test(url.protocol) || url.pathname !== '/' || url.search || url.hash || url.username) {
+    throw sdkError('invalid_options', `apiBaseUrl must be an origin such as "https://consent.example.com", without a path; got "${value}"`);
+  }
+  return url.origin;
+}
+
+function bodyReady(): Promise<void> {
+  return document.body
+    ? Promise.resolve()
+    : new Promise((resolve) => document.addEventListener('DOMContentLoaded', () => resolve(), { once: true }));
+}
+
+// A bug in the page's callback must not break the SDK, and must not go unnoticed either.
+function call<T>(fn: ((arg: T) => void) | undefined, arg: T): void {
+  try {
+    if (typeof fn === 'function') fn(arg);
+  } catch (err) {
+    console.error('ConsentSDK: a callback threw', err);
+  }
+}

@@ -1,0 +1,66 @@
+// The public surface of SDK v2 (contract 4.10 plus extensions.md section 4). dist/v2/index.d.ts is emitted
+// from this file and index.ts only, so every type a site can see lives here (rollup.config.mjs checks it).
+
+/** Sent as `sdkVersion` with every receipt. Keep in step with sdk/package.json (a test checks it). */
+export const SDK_VERSION = '2.0.0';
+
+export interface InitOptions {
+  /** Publishable key of the project: `pk_live_...`. Sent as a Bearer token, never in a URL. */
+  publicKey: string;
+  /** Origin of the consent service, e.g. `https://consent.example.com`; no path. Defaults to the page's origin. */
+  apiBaseUrl?: string;
+  /**
+   * BCP 47 tag of the language to show (`de`, `pt-BR`). Default: the page's `<html lang>`, then the browser's
+   * `navigator.languages`. The service falls back to the language, then to the project's default locale.
+   */
+  locale?: string;
+  /** Called once the configuration is loaded and the banner (if needed) is shown. */
+  onReady?: (client: ConsentClient) => void;
+  /** Called for every failure: loading the configuration, or recording a visitor's choice. */
+  onError?: (error: ConsentError) => void;
+  /** Called after every change of the visitor's decision (same as `client.on('change', fn)`). */
+  onChange?: (state: ConsentState) => void;
+}
+
+export interface ConsentError extends Error {
+  /**
+   * The SDK code from the API's `{error, code}` body (`invalid_key`, `revoked_key`, `no_published_version`,
+   * `origin_not_allowed`, `rate_limited`, `invalid_body`, ...), or one of the SDK's own:
+   * `network_error` (no response), `http_error` (a response without a code), `invalid_response`
+   * (a 2xx whose body is not what the contract says), `invalid_options` (bad `init` options).
+   */
+  code: string;
+  /** HTTP status of the response; 0 when there was none. */
+  status: number;
+}
+
+export interface ConsentState {
+  /** Every purpose key of the current version mapped to what `hasConsent` answers for it. */
+  choices: Record<string, boolean>;
+  /** The current published version's consentHash; null once destroyed. */
+  consentHash: string | null;
+  versionNumber: number | null;
+  /** True while the visitor has no decision for the current consentHash (or it expired): the banner shows. */
+  needsConsent: boolean;
+  /** The locale the texts are shown in (the service's answer), null once destroyed. */
+  locale: string | null;
+  /** The browser sent Global Privacy Control. */
+  gpc: boolean;
+}
+
+export interface ConsentClient {
+  /** True only with a current decision that grants this purpose. */
+  hasConsent(purposeKey: string): boolean;
+  getConsent(): ConsentState;
+  /** Opens the preferences dialog. */
+  showPreferences(): void;
+  /** Calls `fn` after every change of the decision; returns a function that stops it. */
+  on(event: 'change', fn: (state: ConsentState) => void): () => void;
+  /**
+   * Address of the service's hosted preferences page for this site and visitor (the installation travels in
+   * the URL fragment, never to a server). A decision made there is adopted at the next `init`.
+   */
+  preferencesUrl(): string;
+  /** Removes the UI; a later `init` with the same key starts a fresh client. */
+  destroy(): void;
+}

@@ -1,0 +1,64 @@
+// The browser the browser tests drive: Debian's `chromium` package through playwright-core (a browser
+// downloaded from a CDN is not an option: the machines this runs on reach only the npm and Debian registries).
+// As a vitest globalSetup it makes `npm test` work on a fresh machine: when no Chromium is found and the
+// run is root, it installs Debian's package; otherwise the browser tests fail with the command to run.
+// No vitest imports here: bench/ uses `findChromium` through test/e2e/harness.ts.
+import { execFileSync } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join } from 'node:path';
+
+const NAMES = ['chromium', 'chromium-browser'];
+export const INSTALL_COMMAND = 'apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium fonts-dejavu-core';
+
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** CHROMIUM_PATH when set, else the first `chromium` or `chromium-browser` on PATH. */
+export function findChromium(): string | undefined {
+  const configured = process.env.CHROMIUM_PATH;
+  if (configured) return executable(configured) ? configured : undefined;
+  for (const dir of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
+    for (const name of NAMES) {
+      if (executable(join(dir, name))) return join(dir, name);
+    }
+  }
+  return undefined;
+}
+
+export function chromiumMissingMessage(): string {
+  const where = process.env.CHROMIUM_PATH ? `at CHROMIUM_PATH=${process.env.CHROMIUM_PATH}` : 'on PATH (chromium, chromium-browser)';
+  return (
+    `Chromium not found ${where}. The browser tests need Debian's chromium package; install it as root with\n` +
+    `  ${INSTALL_COMMAND}\n` +
+    '(npm test does this itself when it runs as root) or set CHROMIUM_PATH to a Chromium binary.'
+  );
+}
+
+/** vitest globalSetup: find Chromium, or install Debian's when we may; never a silent skip. */
+export default function ensureChromium(): void {
+  if (findChromium()) return;
+  const root = process.getuid?.() === 0;
+  if (root && !process.env.CHROMIUM_PATH) {
+    console.log("Chromium not found: installing Debian's chromium package for the browser tests (once per machine)");
+    try {
+      const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+      execFileSync('apt-get', ['update', '-qq'], { stdio: ['ignore', 'inherit', 'inherit'], env });
+      execFileSync('apt-get', ['install', '-y', '-qq', 'chromium', 'fonts-dejavu-core'], { stdio: ['ignore', 'inherit', 'inherit'], env });
+    } catch (error) {
+      console.error(`!! installing chromium failed: ${(error as Error).message}`);
+    }
+    const found = findChromium();
+    if (found) {
+      console.log(`Chromium installed: ${found}`);
+      return;
+    }
+  }
+  // The run goes on (a subset without browser tests still passes); every browser test fails with this.
+  console.error(`\n!!!!!!!! ${chromiumMissingMessage()}\n!!!!!!!! The browser tests will FAIL.\n`);
+}

@@ -1,0 +1,99 @@
+// vitest globalSetup: one migrated database per run that every test server clones, instead of each server
+// creating and migrating its own (on the embedded database, initdb alone is most of a server's start-up).
+// - Embedded: a PGlite dump of a migrated in-memory database, kept in node_modules/.cache and reused while
+//   the migrations and the PGlite version are unchanged; TEST_PGLITE_IMAGE names the file for the workers.
+// - PostgreSQL: a template database migrated once (`CREATE DATABASE ... TEMPLATE`), named in TEST_PG_TEMPLATE,
+//   marked IS_TEMPLATE so that a cleanup of test_* databases by a concurrent run cannot drop it.
+// A test that needs an empty database (test/migrations.test.ts) still gets one from freshDatabaseUrl().
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { openDatabase } from '../../src/db/database.js';
+import { listMigrations, migrate } from '../../src/db/migrate.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const TEMPLATE_PREFIX = 'test_tmpl_';
+
+/** Changes whenever a clone could differ: the migrations or the embedded engine. */
+function imageKey(): string {
+  const pglite = JSON.parse(readFileSync(join(ROOT, 'node_modules/@electric-sql/pglite/package.json'), 'utf8')).version;
+  const hash = createHash('sha256').update(`pglite ${pglite}\n`);
+  for (const m of listMigrations()) hash.update(`${m.name} ${m.checksum}\n`);
+  return hash.digest('hex').slice(0, 16);
+}
+
+async function pgliteImage(): Promise<string> {
+  const dir = join(ROOT, 'node_modules/.cache/consent-service');
+  const file = join(dir, `pglite-${imageKey()}.tar`);
+  if (!existsSync(file)) {
+    const db = await openDatabase({ dataDir: 'memory://' });
+    try {
+      await migrate(db);
+      const dump = await db.pglite!.dumpDataDir('none');
+      mkdirSync(dir, { recursive: true });
+      const partial = `${file}.${process.pid}`;
+      writeFileSync(partial, Buffer.from(await dump.arrayBuffer()));
+      renameSync(partial, file); // a concurrent run sees a whole file or none
+    } finally {
+      await db.close();
+    }
+  }
+  return file;
+}
+
+async function withAdmin<T>(adminUrl: string, fn: (admin: pg.Client) => Promise<T>): Promise<T> {
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    return await fn(admin);
+  } finally {
+    await admin.end();
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function dropTemplate(admin: pg.Client, name: string): Promise<void> {
+  await admin.query(`ALTER DATABASE "${name}" IS_TEMPLATE false`);
+  await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+}
+
+/** A migrated template for this run; returns the teardown that drops it. */
+async function postgresTemplate(adminUrl: string): Promise<() => Promise<void>> {
+  const name = `${TEMPLATE_PREFIX}${process.pid}_${randomBytes(3).toString('hex')}`;
+  await withAdmin(adminUrl, async (admin) => {
+    // Templates left by runs that were killed (their pid is gone); other live runs keep theirs.
+    const { rows } = await admin.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE '${TEMPLATE_PREFIX}%'`);
+    for (const { datname } of rows) {
+      const pid = Number(datname.slice(TEMPLATE_PREFIX.length).split('_')[0]);
+      if (pid && !alive(pid)) await dropTemplate(admin, datname).catch(() => {});
+    }
+    await admin.query(`CREATE DATABASE "${name}"`);
+  });
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const db = await openDatabase({ databaseUrl: url.toString(), dataDir: '' });
+  try {
+    await migrate(db);
+  } finally {
+    await db.close();
+  }
+  await withAdmin(adminUrl, (admin) => admin.query(`ALTER DATABASE "${name}" IS_TEMPLATE true`));
+  process.env.TEST_PG_TEMPLATE = name;
+  return () => withAdmin(adminUrl, (admin) => dropTemplate(admin, name)).catch((error) => console.warn(`could not drop ${name}:`, error));
+}
+
+export default async function setup(): Promise<(() => Promise<void>) | void> {
+  const adminUrl = process.env.TEST_DATABASE_URL;
+  if (adminUrl) return postgresTemplate(adminUrl);
+  process.env.TEST_PGLITE_IMAGE = await pgliteImage();
+}
