@@ -118,6 +118,13 @@ describe('audit log: what each mutation writes', () => {
     const [noticeEvent] = await byRequest(t, 'req-notice');
     expect(noticeEvent).toMatchObject({ action: 'consent.notice_updated', changes: { title: { after: 'New title' } } });
     expect(noticeEvent!.changes.title!.before).not.toBe('New title');
+
+    const experience = await server.request('PUT', `/api/platform/projects/${t.project.id}/consent/experience`, as(t.admin, 'req-experience', { defaultLocale: 'de' }));
+    expect(experience.status).toBe(200);
+    expect((await byRequest(t, 'req-experience'))[0]).toMatchObject({
+      action: 'consent.experience_updated',
+      changes: { experience: { before: null, after: { defaultLocale: 'de' } } },
+    });
   });
 
   it('records billing and password changes; a password change is an account event outside every organization log', async () => {

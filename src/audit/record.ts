@@ -19,6 +19,7 @@ export const AUDIT_ACTIONS = [
   'consent.purpose_deleted',
   'consent.notice_updated',
   'consent.draft_replaced',
+  'consent.experience_updated',
   'consent.published',
   'api_key.created',
   'api_key.revoked',
