@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GraphQLSchema } from 'graphql';
+import { withAuditScope } from '../src/audit/record.js';
 import { createContext } from '../src/context.js';
 import { BodyTooLarge, isJsonContentType, OPERATOR_BODY_LIMIT, readBody } from '../src/http/body.js';
 import { bearerToken, headerValue } from '../src/http/headers.js';
@@ -131,7 +132,7 @@ export class RestHandler {
       if (error instanceof AppError) return fromGraphQLError(error, { exposeInternal: false });
       throw error;
     }
-    const result = await operation.compiled.query(undefined, context, variables);
+    const result = await withAuditScope(context, () => operation.compiled.query(undefined, context, variables));
     if (result.errors?.length && result.data === undefined) {
       // The variables were refused before any resolver ran: authorise first (401/404/403), then 400.
       const denied = await authorizeRootFields(this.schema, operation.definition, context, variables);

@@ -12,6 +12,7 @@ import './types/webhooks.js';
 import './types/notifications.js';
 import './types/billing.js';
 import './types/members.js';
+import './types/audit.js';
 import './types/graph.js';
 
 export const schema = builder.toSchema({ sortSchema: true });

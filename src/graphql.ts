@@ -3,8 +3,9 @@ import { GraphQLError, NoSchemaIntrospectionCustomRule, type GraphQLSchema } fro
 import { createYoga, maskError, type Plugin, type YogaServerOptions } from 'graphql-yoga';
 import { outageMonitor, RETRY_AFTER_SECONDS, UNAVAILABLE_MESSAGE } from './db/unavailable.js';
 import { bearerToken } from './http/headers.js';
+import { withAuditScope } from './audit/record.js';
 import { sessionCredential } from './auth/console-session.js';
-import { createContext } from './context.js';
+import { createContext, type Context } from './context.js';
 import { costLimitPlugin, limitRules, parseWithLimits, refusalPenaltyPlugin } from './graphql-limits.js';
 import type { Services } from './services.js';
 
@@ -24,6 +25,8 @@ export function createGraphqlServer(services: Services, schema: GraphQLSchema) {
     costLimitPlugin(),
     refusalPenaltyPlugin(services) as Plugin,
     databaseUnavailable(),
+    // Mutations record their actor and request id in the audit log (src/audit/record.ts).
+    { onExecute: ({ executeFn, setExecuteFn }) => setExecuteFn((args) => withAuditScope(args.contextValue as Context, () => executeFn(args))) },
   ];
   if (!config.introspection) {
     plugins.push({ onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule) });

@@ -1,5 +1,6 @@
 // The whole REST route table. Add a route group by adding its file here.
 import type { RouteDef } from '../route.js';
+import { auditRoutes } from './audit.js';
 import { authRoutes } from './auth.js';
 import { billingRoutes } from './billing.js';
 import { consentRoutes } from './consent.js';
@@ -27,5 +28,6 @@ export function allRoutes(startedAt: Date): RouteDef[] {
     ...webhooksRoutes,
     ...notificationsRoutes,
     ...billingRoutes,
+    ...auditRoutes,
   ];
 }

@@ -4,13 +4,15 @@
 // (first/after); every field loads through the request's DataLoaders (src/graph/loaders.ts).
 import { listPublishEvidence } from '../../src/evidence/package.js';
 import { getBilling } from '../../src/billing/service.js';
-import { pageArgs } from '../../src/graph/connection.js';
+import { parseAuditFilter, readAuditEvents } from '../../src/audit/list.js';
+import { pageArgs, toConnection } from '../../src/graph/connection.js';
 import { graphLoaders } from '../../src/graph/loaders.js';
 import type { Role } from '../../src/generated/prisma/client.js';
 import { builder } from '../builder.js';
 import { OrganizationBilling } from './billing.js';
 import { ConsentConfiguration, ConsentVersion } from './consent.js';
 import { PublishEvidenceSummary } from './evidence.js';
+import { AuditEvent } from './audit.js';
 import { ApiKey } from './keys.js';
 import { OrganizationMember } from './members.js';
 import { Organization } from './organization.js';
@@ -36,6 +38,21 @@ builder.objectFields(Organization, (t) => ({
     description: 'Plan, subscription, entitlements and usage (Viewer or above, as GET /billing)',
     authScopes: onOrganization('VIEWER'),
     resolve: (organization, _args, ctx) => getBilling(ctx.services, organization.id),
+  }),
+  auditLog: t.connection({
+    type: AuditEvent,
+    nullable: true,
+    description:
+      'Operator mutations, newest first (Admin or above, as GET /audit-log); `action` must be a known action name. ' +
+      'Not batched: read it per organization',
+    authScopes: onOrganization('ADMIN'),
+    args: { projectId: t.arg.id(), action: t.arg.string() },
+    resolve: async (organization, args, ctx) => {
+      const page = pageArgs(args);
+      const filter = parseAuditFilter({ projectId: args.projectId, action: args.action });
+      const rows = await readAuditEvents(ctx.prisma, organization.id, { ...filter, after: page.after, take: page.first + 1 });
+      return toConnection(rows, page, (event) => ({ at: event.createdAt, id: event.id }));
+    },
   }),
 }));
 

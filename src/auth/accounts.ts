@@ -5,6 +5,7 @@ import type { Services } from '../services.js';
 import { parseInput } from '../validation.js';
 import { dummyPasswordHash, hashPassword, needsRehash, verifyPassword } from './passwords.js';
 import { createSession, revokeAllSessions, revokeSession } from './sessions.js';
+import { recordAudit } from '../audit/record.js';
 
 const email = z.string().trim().toLowerCase().pipe(z.email({ message: 'Must be a valid e-mail address' }).max(254));
 // scrypt reads the whole password: cap it so a megabyte password cannot pin a core.
@@ -100,9 +101,11 @@ export async function changePassword(services: Services, ip: string, userId: str
   await failures.attempt();
   if (!(await verifyPassword(data.currentPassword, user.passwordHash))) throw invalidCredentials();
   await failures.succeeded();
-  await services.db.prisma.user.update({
-    where: { id: userId },
-    data: { passwordHash: await hashPassword(data.newPassword, services.config.passwordHashLogN) },
+  const passwordHash = await hashPassword(data.newPassword, services.config.passwordHashLogN);
+  await services.db.prisma.$transaction(async (tx) => {
+    await tx.user.update({ where: { id: userId }, data: { passwordHash } });
+    // An account event: no organization, no changes (never the hash); see docs/audit.md.
+    await recordAudit(tx, { action: 'account.password_changed', organizationId: null, target: { type: 'user', id: userId } });
   });
   // Every session goes, the caller's included: the contract says all.
   await revokeAllSessions(services, userId);

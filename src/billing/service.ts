@@ -7,6 +7,7 @@ import { parseInput } from '../validation.js';
 import { effectivePlan } from './entitlements.js';
 import { PAID_PLAN_IDS, TRIAL_PLAN_IDS, findPlan, type Plan } from './plans.js';
 import { billingProvider } from './providers/index.js';
+import { audited, changesOf, recordAudit } from '../audit/record.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -83,6 +84,7 @@ export async function startTrial(services: Services, organizationId: string, inp
     if (existing && currentStatus(existing, now) !== 'canceled') throw conflict('This organization already has a subscription');
     const data = trialSubscription(plan, now);
     await tx.subscription.upsert({ where: { organizationId }, create: { organizationId, ...data }, update: data });
+    await recordAudit(tx, { action: 'billing.trial_started', organizationId, target: { type: 'subscription', id: organizationId }, changes: { planId: { before: existing?.planId ?? null, after: plan.id } } });
     await notifyBillingChange(tx, organizationId, now, {
       title: `${plan.name} trial started`,
       body: `The ${plan.name} trial runs until ${data.trialEndsAt.toISOString().slice(0, 10)}.`,
@@ -104,9 +106,9 @@ export async function startCheckout(services: Services, organizationId: string, 
   const { planId, interval } = parseInput(checkoutInput, input);
   const provider = billingProvider(services.config);
   const prisma = services.db.prisma;
-  const session = await prisma.checkoutSession.create({
+  const session = await prisma.$transaction(async (tx) => audited(tx, await tx.checkoutSession.create({
     data: { organizationId, provider: provider.name, planId, interval, createdAt: services.now() },
-  });
+  }), (created) => ({ action: 'billing.checkout_started', organizationId, target: { type: 'checkout_session', id: created.id }, changes: changesOf(null, created, ['planId', 'interval', 'provider']) })));
   const checkout = await provider.createCheckout({
     checkoutSessionId: session.id,
     organizationId,
@@ -140,6 +142,7 @@ export async function cancelSubscription(services: Services, organizationId: str
         data: { cancelAtPeriodEnd: true, updatedAt: now },
       });
       if (!count) return; // a parallel cancel or checkout won
+      await recordAudit(tx, { action: 'billing.subscription_canceled', organizationId, target: { type: 'subscription', id: organizationId }, changes: { cancelAtPeriodEnd: { before: false, after: true } } });
       const plan = findPlan(current.planId);
       const end = current.currentPeriodEnd ?? current.trialEndsAt;
       await notifyBillingChange(tx, organizationId, now, {

@@ -1,3 +1,4 @@
+import { audited, changesOf, recordAudit } from '../audit/record.js';
 import { uuidv7 } from 'uuidv7';
 import { isUniqueViolation } from '../db/errors.js';
 import { conflict, notFound, validationFailed, type ValidationIssue } from '../errors.js';
@@ -76,10 +77,11 @@ export async function createCategory(services: Services, projectId: string, inpu
     if ((await tx.category.count({ where: { projectId } })) >= LIMITS.categories) {
       throw validationFailed([{ path: [], message: `A project can have at most ${LIMITS.categories} categories` }]);
     }
-    return tx.category.create({
+    const category = await tx.category.create({
       data: { id: uuidv7(), projectId, ...data, createdAt: services.now() },
       select: CATEGORY_FIELDS,
     });
+    return audited(tx, category, (c) => ({ action: 'consent.category_created', projectId, target: { type: 'category', id: c.id }, changes: changesOf(null, c, ['name', 'sortOrder']) }));
   });
 }
 
@@ -87,7 +89,8 @@ export async function updateCategory(services: Services, projectId: string, id: 
   const data = parseInput(categoryPatch, input);
   return withProjectLock(services, projectId, async (tx) => {
     await findCategory(tx, projectId, id);
-    return tx.category.update({ where: { id }, data, select: CATEGORY_FIELDS });
+    const before = await tx.category.findUniqueOrThrow({ where: { id }, select: CATEGORY_FIELDS });
+    return audited(tx, await tx.category.update({ where: { id }, data, select: CATEGORY_FIELDS }), (after) => ({ action: 'consent.category_updated', projectId, target: { type: 'category', id }, changes: changesOf(before, after, ['name', 'sortOrder']) }));
   });
 }
 
@@ -98,7 +101,7 @@ export async function deleteCategory(services: Services, projectId: string, id: 
     const used = await tx.purpose.count({ where: { categoryId: id } });
     if (used) throw conflict(`The category is used by ${used} purpose${used === 1 ? '' : 's'}; move or delete them first`);
     await tx.category.delete({ where: { id } });
-    return { id };
+    return audited(tx, { id }, () => ({ action: 'consent.category_deleted', projectId, target: { type: 'category', id } }));
   });
 }
 
@@ -110,20 +113,22 @@ export async function createPurpose(services: Services, projectId: string, input
       throw validationFailed([{ path: [], message: `A project can have at most ${LIMITS.purposes} purposes` }]);
     }
     await requireFreeKey(tx, projectId, data.key);
-    return uniqueKey(data.key, () =>
+    const purpose = await uniqueKey(data.key, () =>
       tx.purpose.create({ data: { id: uuidv7(), projectId, ...data, createdAt: services.now() }, select: PURPOSE_FIELDS }),
     );
+    return audited(tx, purpose, (p) => ({ action: 'consent.purpose_created', projectId, target: { type: 'purpose', id: p.id }, changes: changesOf(null, p, ['key', 'name', 'description', 'required', 'categoryId', 'sortOrder']) }));
   });
 }
 
 export async function updatePurpose(services: Services, projectId: string, id: string, input: unknown): Promise<PurposeView> {
   const data = parseInput(purposePatch, input);
   return withProjectLock(services, projectId, async (tx) => {
-    const purpose = await tx.purpose.findFirst({ where: { id, projectId }, select: { key: true } });
+    const purpose = await tx.purpose.findFirst({ where: { id, projectId }, select: PURPOSE_FIELDS });
     if (!purpose) throw notFound('Purpose');
     if (data.categoryId !== undefined) await requireCategory(tx, projectId, data.categoryId);
     if (data.key !== undefined && data.key !== purpose.key) await requireFreeKey(tx, projectId, data.key);
-    return uniqueKey(data.key ?? purpose.key, () => tx.purpose.update({ where: { id }, data, select: PURPOSE_FIELDS }));
+    const after = await uniqueKey(data.key ?? purpose.key, () => tx.purpose.update({ where: { id }, data, select: PURPOSE_FIELDS }));
+    return audited(tx, after, () => ({ action: 'consent.purpose_updated', projectId, target: { type: 'purpose', id }, changes: changesOf(purpose, after, ['key', 'name', 'description', 'required', 'categoryId', 'sortOrder']) }));
   });
 }
 
@@ -131,16 +136,18 @@ export async function deletePurpose(services: Services, projectId: string, id: s
   return withProjectLock(services, projectId, async (tx) => {
     const { count } = await tx.purpose.deleteMany({ where: { id, projectId } });
     if (!count) throw notFound('Purpose');
-    return { id };
+    return audited(tx, { id }, () => ({ action: 'consent.purpose_deleted', projectId, target: { type: 'purpose', id } }));
   });
 }
 
 /** PUT semantics: the eight fields replace the notice; a field left out becomes empty. */
 export async function putNotice(services: Services, projectId: string, input: unknown): Promise<NoticeView> {
   const data = parseInput(noticeInput, input);
-  return withProjectLock(services, projectId, async (tx) =>
-    noticeView(await tx.notice.upsert({ where: { projectId }, create: { projectId, ...data }, update: data })),
-  );
+  return withProjectLock(services, projectId, async (tx) => {
+    const before = await tx.notice.findUnique({ where: { projectId } });
+    const after = await tx.notice.upsert({ where: { projectId }, create: { projectId, ...data }, update: data });
+    return audited(tx, noticeView(after), () => ({ action: 'consent.notice_updated', projectId, target: { type: 'notice', id: projectId }, changes: changesOf(before && noticeView(before), noticeView(after), NOTICE_FIELDS) }));
+  });
 }
 
 /**
@@ -230,6 +237,7 @@ export async function replaceDraft(services: Services, projectId: string, input:
 
     await tx.category.deleteMany({ where: { projectId, id: { notIn: categoryIds } } });
     await tx.notice.upsert({ where: { projectId }, create: { projectId, ...data.notice }, update: data.notice });
+    await recordAudit(tx, { action: 'consent.draft_replaced', projectId, target: { type: 'draft', id: projectId }, changes: changesOf(current, await readDraft(tx, projectId), ['categories', 'purposes', 'notice']) });
   });
 }
 

@@ -8,6 +8,7 @@ import type { Draft } from './draft.js';
 import { withProjectLock } from './draft.js';
 import { UI_STRING_KEYS } from './ui-strings.js';
 import { isHttpsUrl, LIMITS, PURPOSE_KEY } from './validation.js';
+import { recordAudit } from '../audit/record.js';
 
 type Db = PrismaClient | Prisma.TransactionClient;
 
@@ -169,7 +170,9 @@ export async function putExperience(services: Services, projectId: string, input
     const issues = experienceReferenceIssues(experience, { purposes, categories });
     if (issues.length) throw validationFailed(issues);
     const settings = experience as unknown as Prisma.InputJsonObject;
+    const before = await readExperience(tx, projectId);
     await tx.consentExperience.upsert({ where: { projectId }, create: { projectId, settings }, update: { settings } });
+    await recordAudit(tx, { action: 'consent.experience_updated', projectId, target: { type: 'experience', id: projectId }, changes: { experience: { before, after: experience } } });
     return experience;
   });
 }

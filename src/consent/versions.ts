@@ -8,6 +8,7 @@ import { sdkCache } from '../sdk/cache.js';
 import { buildConfig, consentHash, contentHash, storedConfig, type ConsentConfig } from './config.js';
 import { readDraft, withProjectLock } from './draft.js';
 import { experienceReferenceIssues, readExperience, type Experience } from './experience.js';
+import { changesOf, recordAudit } from '../audit/record.js';
 
 type Db = PrismaClient | Prisma.TransactionClient;
 
@@ -96,6 +97,7 @@ export async function publishDraft(services: Services, projectId: string, publis
         link: evidencePath(projectId, version.id),
         createdAt: version.publishedAt,
       });
+      await recordAudit(tx, { action: 'consent.published', organizationId: version.project.organizationId, projectId, target: { type: 'consent_version', id: version.id }, changes: { number: { before: latest?.number ?? null, after: number }, consentHash: { before: null, after: version.consentHash } } });
       const { project: _project, ...published } = version;
       return { ...published, config, experience };
     });

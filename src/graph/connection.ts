@@ -18,7 +18,7 @@ export interface PageArgs {
 /** The cursor of a row: its sort key, opaque to clients (base64url of `<iso time>|<id>`). */
 export const encodePageCursor = (at: Date, id: string) => Buffer.from(`${at.toISOString()}|${id}`).toString('base64url');
 
-function decodePageCursor(cursor: string): PageAfter | null {
+export function decodePageCursor(cursor: string): PageAfter | null {
   const [iso, id, extra] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
   const at = new Date(iso ?? '');
   if (!id || extra !== undefined || Number.isNaN(at.getTime()) || at.toISOString() !== iso) return null;

@@ -5,6 +5,7 @@ import { notifyMembers } from '../notifications/notify.js';
 import { sdkCache } from '../sdk/cache.js';
 import type { Services } from '../services.js';
 import { parseInput } from '../validation.js';
+import { changesOf, recordAudit } from '../audit/record.js';
 
 export const KEY_PREFIX = 'pk_live_';
 export const KEY_BODY_LENGTH = 32;
@@ -37,6 +38,7 @@ export async function createApiKey(services: Services, projectId: string, input:
       link: `/projects/${projectId}/api-keys`,
       createdAt: now,
     });
+    await recordAudit(tx, { action: 'api_key.created', projectId, target: { type: 'api_key', id: created.id }, changes: changesOf(null, created, ['name', 'prefix']) });
     const { project: _project, ...key } = created;
     return key;
   });
@@ -75,6 +77,7 @@ export async function revokeApiKey(services: Services, projectId: string, keyId:
       link: `/projects/${projectId}/api-keys`,
       createdAt: now,
     });
+    await recordAudit(tx, { action: 'api_key.revoked', projectId, target: { type: 'api_key', id: keyId }, changes: { revokedAt: { before: null, after: now } } });
     return { ...current, revokedAt: now };
   });
   // Other instances hear of it through the database (see src/sdk/cache.ts); this one forgets at once.

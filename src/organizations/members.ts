@@ -7,6 +7,7 @@ import type { Prisma, Role } from '../generated/prisma/client.js';
 import type { Services } from '../services.js';
 import { parseInput } from '../validation.js';
 import { lockOrganization, mayStopBeingOwner, type TxSql } from './owners.js';
+import { changesOf, recordAudit } from '../audit/record.js';
 
 const role = z.enum(['OWNER', 'ADMIN', 'VIEWER'], { message: 'Must be OWNER, ADMIN or VIEWER' });
 const addInput = z.object({ email: z.string().trim().toLowerCase().email('Must be an e-mail address'), role });
@@ -44,10 +45,12 @@ export async function addMember(services: Services, organizationId: string, inpu
     if (!user) throw notFound('User'); // they register first, as with the admin tool
     const existing = await tx.membership.findUnique({ where: { organizationId_userId: { organizationId, userId: user.id } } });
     if (existing) throw conflict('Already a member: change the role instead');
-    return tx.membership.create({
+    const member = await tx.membership.create({
       data: { id: uuidv7(), organizationId, userId: user.id, role: data.role, createdAt: services.now() },
       select: MEMBER_SELECT,
     });
+    await recordAudit(tx, { action: 'member.added', organizationId, target: { type: 'user', id: user.id }, changes: { email: { before: null, after: data.email }, role: { before: null, after: data.role } } });
+    return member;
   });
 }
 
@@ -57,6 +60,7 @@ export async function changeMemberRole(services: Services, organizationId: strin
     const member = await tx.membership.findUnique({ where: { organizationId_userId: { organizationId, userId: data.userId } } });
     if (!member) throw notFound('Member');
     if (data.role !== 'OWNER' && !(await mayStopBeingOwner(sqlOf(tx), organizationId, data.userId)).ok) throw lastOwner();
+    await recordAudit(tx, { action: 'member.role_changed', organizationId, target: { type: 'user', id: data.userId }, changes: changesOf(member, data, ['role']) });
     return tx.membership.update({ where: { id: member.id }, data: { role: data.role }, select: MEMBER_SELECT });
   });
 }
@@ -71,6 +75,7 @@ export async function removeMember(services: Services, organizationId: string, i
     if (!member) throw notFound('Member');
     if (!(await mayStopBeingOwner(sqlOf(tx), organizationId, data.userId)).ok) throw lastOwner();
     await tx.membership.delete({ where: { id: member.id } });
+    await recordAudit(tx, { action: 'member.removed', organizationId, target: { type: 'user', id: data.userId }, changes: { email: { before: member.user.email, after: null }, role: { before: member.role, after: null } } });
     return member;
   });
 }

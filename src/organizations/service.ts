@@ -5,6 +5,7 @@ import { trialSubscription } from '../billing/service.js';
 import type { Services } from '../services.js';
 import { insertWithUniqueSlug, slugify } from '../slug.js';
 import { parseInput } from '../validation.js';
+import { changesOf, recordAudit } from '../audit/record.js';
 
 export const createOrganizationInput = z.object({
   name: z.string().trim().min(1, 'Required').max(120, 'At most 120 characters'),
@@ -20,7 +21,8 @@ export async function createOrganization(services: Services, userId: string, inp
   return insertWithUniqueSlug(
     slugify(data.name, 'org'),
     (slug) =>
-      services.db.prisma.organization.create({
+      services.db.prisma.$transaction(async (tx) => {
+        const organization = await tx.organization.create({
         data: {
           name: data.name,
           slug,
@@ -29,6 +31,9 @@ export async function createOrganization(services: Services, userId: string, inp
           // The trial it starts is the organization's one trial (decisions.md "Billing").
           ...(trial && { subscription: { create: trialSubscription(trial, now) } }),
         },
+        });
+        await recordAudit(tx, { action: 'organization.created', organizationId: organization.id, target: { type: 'organization', id: organization.id }, changes: changesOf(null, { ...organization, planId: data.planId ?? null }, ['name', 'slug', 'planId']) });
+        return organization;
       }),
     isUniqueViolation,
   );

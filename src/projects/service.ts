@@ -5,6 +5,7 @@ import { entitlementExceeded } from '../errors.js';
 import type { Services } from '../services.js';
 import { insertWithUniqueSlug, slugify } from '../slug.js';
 import { parseInput } from '../validation.js';
+import { changesOf, recordAudit } from '../audit/record.js';
 
 export const createProjectInput = z.object({
   name: z.string().trim().min(1, 'Required').max(120, 'At most 120 characters'),
@@ -31,7 +32,9 @@ export async function createProject(services: Services, organizationId: string, 
           throw entitlementExceeded(`Your plan allows ${limit} project${limit === 1 ? '' : 's'}; upgrade to add more`);
         }
         // A new project: empty draft, origins enforced with an empty list, no key, no webhook.
-        return tx.project.create({ data: { organizationId, name: data.name, slug, createdAt: now } });
+        const project = await tx.project.create({ data: { organizationId, name: data.name, slug, createdAt: now } });
+        await recordAudit(tx, { action: 'project.created', organizationId, projectId: project.id, target: { type: 'project', id: project.id }, changes: changesOf(null, project, ['name', 'slug']) });
+        return project;
       }),
     isUniqueViolation,
   );

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Services } from '../services.js';
 import { parseInput } from '../validation.js';
 import { sdkCache } from './cache.js';
+import { changesOf, recordAudit } from '../audit/record.js';
 
 export const MAX_ORIGINS = 100;
 const DEFAULT_PORTS: Record<string, string> = { 'http:': '80', 'https:': '443' };
@@ -102,10 +103,15 @@ export async function updateAllowedOrigins(services: Services, projectId: string
     input ?? {},
   );
   const origins = data.origins && [...new Set(data.origins.map((origin) => normaliseOrigin(origin)!))];
-  const project = await services.db.prisma.project.update({
-    where: { id: projectId },
-    data: { ...(data.enforce !== undefined && { enforceOrigins: data.enforce }), ...(origins && { allowedOrigins: origins }) },
-    select: { enforceOrigins: true, allowedOrigins: true },
+  const project = await services.db.prisma.$transaction(async (tx) => {
+    const before = await tx.project.findUniqueOrThrow({ where: { id: projectId }, select: { enforceOrigins: true, allowedOrigins: true } });
+    const after = await tx.project.update({
+      where: { id: projectId },
+      data: { ...(data.enforce !== undefined && { enforceOrigins: data.enforce }), ...(origins && { allowedOrigins: origins }) },
+      select: { enforceOrigins: true, allowedOrigins: true },
+    });
+    await recordAudit(tx, { action: 'allowed_origins.updated', projectId, target: { type: 'project', id: projectId }, changes: changesOf(before, after, ['enforceOrigins', 'allowedOrigins']) });
+    return after;
   });
   sdkCache(services).invalidateProject(projectId);
   return { enforce: project.enforceOrigins, origins: project.allowedOrigins };

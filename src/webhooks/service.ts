@@ -7,6 +7,7 @@ import type { Services } from '../services.js';
 import { parseInput } from '../validation.js';
 import { assertPublicHost } from './address.js';
 import { DEFAULT_TIMEOUT_MS, sendWebhook } from './send.js';
+import { audited, changesOf, recordAudit } from '../audit/record.js';
 
 const SECRET_PREFIX = 'whsec_';
 /** `whsec_` + 32 base62 characters (decisions.md "Webhook"). */
@@ -77,26 +78,33 @@ export async function putWebhook(services: Services, projectId: string, input: u
   if (!existing) {
     const secret = newSecret();
     try {
-      const webhook = await services.db.prisma.webhook.create({
+      const webhook = await services.db.prisma.$transaction(async (tx) => audited(tx, await tx.webhook.create({
         data: { projectId, ...changes, enabled: data.enabled ?? true, secret, secretPrefix: prefixOf(secret), createdAt: now },
-      });
+      }), (created) => ({ action: 'webhook.created', projectId, target: { type: 'webhook', id: projectId }, changes: changesOf(null, created, ['url', 'enabled', 'secretPrefix']) })));
       return { webhook, secret };
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
       // Created by a concurrent PUT a moment ago: that one returned the secret, this one updates.
     }
   }
-  return { webhook: await services.db.prisma.webhook.update({ where: { projectId }, data: changes }), secret: null };
+  const webhook = await services.db.prisma.$transaction(async (tx) => {
+    const before = await tx.webhook.findUniqueOrThrow({ where: { projectId } });
+    const after = await tx.webhook.update({ where: { projectId }, data: changes });
+    return audited(tx, after, () => ({ action: 'webhook.updated', projectId, target: { type: 'webhook', id: projectId }, changes: changesOf(before, after, ['url', 'enabled']) }));
+  });
+  return { webhook, secret: null };
 }
 
 /** A new signing secret; the next delivery is signed with it. */
 export async function rotateWebhookSecret(services: Services, projectId: string) {
   const secret = newSecret();
-  const updated = await services.db.prisma.webhook.updateMany({
-    where: { projectId },
-    data: { secret, secretPrefix: prefixOf(secret), updatedAt: services.now() },
+  await services.db.prisma.$transaction(async (tx) => {
+    const before = await tx.webhook.findUnique({ where: { projectId }, select: { secretPrefix: true } });
+    if (!before) throw notFound('Webhook');
+    await tx.webhook.update({ where: { projectId }, data: { secret, secretPrefix: prefixOf(secret), updatedAt: services.now() } });
+    // Only the prefixes: the secret itself is never recorded.
+    await recordAudit(tx, { action: 'webhook.secret_rotated', projectId, target: { type: 'webhook', id: projectId }, changes: { secretPrefix: { before: before.secretPrefix, after: prefixOf(secret) } } });
   });
-  if (!updated.count) throw notFound('Webhook');
   return { webhook: (await findWebhook(services, projectId))!, secret };
 }
 
@@ -116,7 +124,7 @@ export async function testWebhook(services: Services, projectId: string, options
     { timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS, allowLoopback: allowLoopback(services) },
   );
   const status = sent.ok ? 'succeeded' : 'failed';
-  await services.db.prisma.webhookDelivery.create({
+  await services.db.prisma.$transaction(async (tx) => audited(tx, await tx.webhookDelivery.create({
     data: {
       projectId,
       eventType: 'webhook.test',
@@ -127,7 +135,7 @@ export async function testWebhook(services: Services, projectId: string, options
       error: sent.error,
       createdAt: services.now(),
     },
-  });
+  }), (delivery) => ({ action: 'webhook.tested', projectId, target: { type: 'webhook_delivery', id: delivery.id }, changes: { status: { before: null, after: status } } })));
   return { status, responseStatus: sent.responseStatus, durationMs: sent.durationMs, error: sent.error };
 }
 

@@ -1,0 +1,109 @@
+// The audit log's write side: every operator mutation calls `recordAudit(tx, …)` inside its own
+// transaction, so the event commits or rolls back with the change it describes (docs/audit.md).
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { uuidv7 } from 'uuidv7';
+import type { Prisma } from '../generated/prisma/client.js';
+
+type Tx = Prisma.TransactionClient;
+
+/** Every action the log records; the list filter accepts exactly these. */
+export const AUDIT_ACTIONS = [
+  'organization.created',
+  'project.created',
+  'project.updated',
+  'consent.category_created',
+  'consent.category_updated',
+  'consent.category_deleted',
+  'consent.purpose_created',
+  'consent.purpose_updated',
+  'consent.purpose_deleted',
+  'consent.notice_updated',
+  'consent.draft_replaced',
+  'consent.experience_updated',
+  'consent.published',
+  'api_key.created',
+  'api_key.revoked',
+  'allowed_origins.updated',
+  'webhook.created',
+  'webhook.updated',
+  'webhook.secret_rotated',
+  'webhook.tested',
+  'member.added',
+  'member.role_changed',
+  'member.removed',
+  'billing.trial_started',
+  'billing.checkout_started',
+  'billing.subscription_canceled',
+  'account.password_changed',
+] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/** Who is acting and under which request id; set around each GraphQL execution (REST and /graphql). */
+export interface AuditScope {
+  requestId: string;
+  viewer: { id: string; email: string } | null;
+}
+const scope = new AsyncLocalStorage<AuditScope>();
+
+/**
+ * Runs one GraphQL execution with its actor in scope. The scope travels with the async work, so
+ * services record the actor without taking the request context as a parameter.
+ */
+export const withAuditScope = <T>(context: AuditScope, run: () => T): T =>
+  scope.run({ requestId: context.requestId, viewer: context.viewer && { id: context.viewer.id, email: context.viewer.email } }, run);
+
+/** Field name → `{ before, after }`; a created thing has `before: null`, a deleted one `after: null`. */
+export type AuditChanges = Record<string, { before: unknown; after: unknown }>;
+
+export interface AuditInput {
+  action: AuditAction;
+  /** Give the organization, or the project (its organization is read in the same statement). */
+  organizationId?: string | null;
+  projectId?: string | null;
+  target: { type: string; id: string };
+  changes?: AuditChanges;
+}
+
+/**
+ * Appends one event in the caller's transaction. Never pass secrets, hashes or tokens in
+ * `changes`: callers list the fields they record, and the key/webhook/password services
+ * record only prefixes and timestamps (test/audit.test.ts greps every event for the secrets).
+ */
+export async function recordAudit(tx: Tx, input: AuditInput): Promise<void> {
+  const actor = scope.getStore();
+  const id = uuidv7();
+  const projectId = input.projectId ?? null;
+  const target = JSON.stringify(input.target);
+  const changes = JSON.stringify(input.changes ?? {});
+  const actorId = actor?.viewer?.id ?? null;
+  const actorEmail = actor?.viewer?.email ?? null;
+  const requestId = actor?.requestId ?? null;
+  if (input.organizationId !== undefined || projectId === null) {
+    await tx.$executeRaw`
+      INSERT INTO audit_events (id, organization_id, project_id, actor_id, actor_email, action, target, changes, request_id)
+      VALUES (${id}, ${input.organizationId ?? null}, ${projectId}, ${actorId}, ${actorEmail}, ${input.action},
+              ${target}::jsonb, ${changes}::jsonb, ${requestId})`;
+    return;
+  }
+  await tx.$executeRaw`
+    INSERT INTO audit_events (id, organization_id, project_id, actor_id, actor_email, action, target, changes, request_id)
+    SELECT ${id}, organization_id, id, ${actorId}, ${actorEmail}, ${input.action}, ${target}::jsonb, ${changes}::jsonb, ${requestId}
+    FROM projects WHERE id = ${projectId}`;
+}
+
+/** `{ field: { before, after } }` for the listed fields that differ (all of them when `before` is null). */
+export function changesOf<T extends object>(before: T | null, after: T | null, fields: readonly (keyof T & string)[]): AuditChanges {
+  const changes: AuditChanges = {};
+  for (const field of fields) {
+    const was = before ? before[field] : null;
+    const is = after ? after[field] : null;
+    if (JSON.stringify(was) !== JSON.stringify(is)) changes[field] = { before: was ?? null, after: is ?? null };
+  }
+  return changes;
+}
+
+/** Records the event a written row describes and hands the row back: `return audited(tx, await tx.x.create(…), (row) => ({…}))`. */
+export async function audited<T>(tx: Tx, row: T, event: (row: T) => AuditInput): Promise<T> {
+  await recordAudit(tx, event(row));
+  return row;
+}
