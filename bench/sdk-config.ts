@@ -3,7 +3,10 @@
 // Targets: 200 path >= 0.7x the raw server's requests/s, 304 path >= 0.8x, v2 200 (with ?locale= and with
 // Accept-Language) >= 0.7x. Load comes from a child process
 // (bench/lib/load.ts) over keep-alive connections; rounds alternate raw/service and the best of each counts.
-import { createServer } from 'node:http';
+// Compression on both sides: every request sends a browser's Accept-Encoding, the service answers brotli
+// (made once per version) and the raw server replays those same compressed bytes (ACCEPT_ENCODING= to
+// measure without: both sides then send the plain bytes).
+import { createServer, get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadFromChild, type LoadResult } from './lib/load.js';
 import { BENCH_ORIGIN, benchProject, machine } from './lib/setup.js';
@@ -11,6 +14,7 @@ import { BENCH_ORIGIN, benchProject, machine } from './lib/setup.js';
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 32);
 const DURATION_MS = Number(process.env.DURATION_MS ?? 5000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
+const ACCEPT_ENCODING = process.env.ACCEPT_ENCODING ?? 'gzip, deflate, br, zstd';
 
 const bench = await benchProject();
 const { server, secret } = bench;
@@ -30,28 +34,42 @@ const CASES: Case[] = [
   { name: 'v2-200-accept-language', path: '/api/sdk/v2/config', conditional: false, target: 0.7, headers: 'Accept-Language: de-DE,de;q=0.9,en;q=0.5\r\n' },
 ].filter((c) => !process.env.CASES || process.env.CASES.split(',').includes(c.name));
 
-// What the service answers, captured once per path: the raw server replays exactly these bytes and headers.
+// What the service answers, captured once per path and coding (node:http, so the bytes stay as sent): the
+// raw server replays exactly these bytes and headers, compressed when the client accepts it.
 interface Captured {
   body: Buffer;
   headers: Record<string, string>;
   etag: string;
 }
-const captured = new Map<string, Captured>();
+const captured = new Map<string, { plain: Captured; encoded: Captured }>();
+function capture(path: string, acceptEncoding: string): Promise<Captured> {
+  const headers = { authorization: `Bearer ${secret}`, origin: BENCH_ORIGIN, ...(acceptEncoding && { 'accept-encoding': acceptEncoding }) };
+  return new Promise((resolve, reject) => {
+    get(`${server.url}${path}`, { headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        if (res.statusCode !== 200) return reject(new Error(`${path} answered ${res.statusCode}`));
+        const kept: Record<string, string> = {};
+        for (const [name, value] of Object.entries(res.headers)) {
+          if (!['date', 'connection', 'keep-alive', 'transfer-encoding'].includes(name)) kept[name] = String(value);
+        }
+        resolve({ body: Buffer.concat(chunks), headers: kept, etag: kept.etag! });
+      });
+    }).on('error', reject);
+  });
+}
 for (const { path } of CASES) {
   if (captured.has(path)) continue;
-  const sample = await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${secret}`, origin: BENCH_ORIGIN } });
-  if (sample.status !== 200) throw new Error(`${path} answered ${sample.status}`);
-  const headers: Record<string, string> = {};
-  sample.headers.forEach((value, name) => {
-    if (!['date', 'connection', 'keep-alive', 'transfer-encoding'].includes(name)) headers[name] = value;
-  });
-  captured.set(path, { body: Buffer.from(await sample.arrayBuffer()), headers, etag: headers.etag! });
+  captured.set(path, { plain: await capture(path, ''), encoded: await capture(path, ACCEPT_ENCODING) });
 }
 
 const raw = createServer({ keepAliveTimeout: 5000 }, (req, res) => {
-  const { body, headers, etag } = captured.get(req.url!)!;
+  // The cheapest honest choice: brotli when the client names it (what every browser sends).
+  const both = captured.get(req.url!)!;
+  const { body, headers, etag } = req.headers['accept-encoding']?.includes('br') ? both.encoded : both.plain;
   if (req.headers['if-none-match'] === etag) {
-    const { 'content-length': _l, 'content-type': _t, ...notModified } = headers;
+    const { 'content-length': _l, 'content-type': _t, 'content-encoding': _e, ...notModified } = headers;
     res.writeHead(304, notModified).end();
     return;
   }
@@ -62,7 +80,8 @@ const rawPort = (raw.address() as AddressInfo).port;
 
 const request = (c: Case) =>
   `GET ${c.path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${secret}\r\nOrigin: ${BENCH_ORIGIN}\r\n` +
-  (c.conditional ? `If-None-Match: ${captured.get(c.path)!.etag}\r\n` : '') +
+  (c.conditional ? `If-None-Match: ${captured.get(c.path)!.encoded.etag}\r\n` : '') +
+  (ACCEPT_ENCODING ? `Accept-Encoding: ${ACCEPT_ENCODING}\r\n` : '') +
   (c.headers ?? '') +
   '\r\n';
 
@@ -82,7 +101,7 @@ async function measure(port: number, c: Case): Promise<LoadResult & { cpuMicrosP
 
 const best = <R extends LoadResult>(results: R[]): R =>
   results.reduce((a, b) => (b.perSecond > a.perSecond ? b : a));
-const report: Record<string, unknown> = { machine: await machine(), database: server.services.db.kind, connections: CONNECTIONS, durationMs: DURATION_MS, rounds: ROUNDS, bodyBytes: Object.fromEntries([...captured].map(([path, c]) => [path, c.body.length])) };
+const report: Record<string, unknown> = { machine: await machine(), database: server.services.db.kind, connections: CONNECTIONS, durationMs: DURATION_MS, rounds: ROUNDS, acceptEncoding: ACCEPT_ENCODING, bodyBytes: Object.fromEntries([...captured].map(([path, c]) => [path, { plain: c.plain.body.length, sent: c.encoded.body.length, encoding: c.encoded.headers['content-encoding'] ?? 'identity' }])) };
 
 for (const c of CASES) {
   const rawRuns: Awaited<ReturnType<typeof measure>>[] = [];

@@ -11,6 +11,8 @@ import { createGraphqlServer } from './graphql.js';
 import { graphqlRateRules } from './graphql-limits.js';
 import { clientAddress } from './http/client-address.js';
 import { BodyTooLarge, OPERATOR_BODY_LIMIT, readBody } from './http/body.js';
+import { COMPRESS_MIN_BYTES, compressNow, pickEncoding, varyWithEncoding } from './http/compression.js';
+import { headerValue } from './http/headers.js';
 import { InFlight } from './http/in-flight.js';
 import { requestIdFrom } from './http/request-id.js';
 import type { Services } from './services.js';
@@ -251,7 +253,32 @@ function send(req: IncomingMessage, res: ServerResponse, response: RestResponse,
     payload = JSON.stringify(body);
     if (!response.headers?.['Content-Type']) headers.push('Content-Type', 'application/json; charset=utf-8');
   }
+  if (payload !== undefined && compressible(response, payload)) payload = compressed(req, res, headers, payload);
   if (payload !== undefined) headers.push('Content-Length', String(Buffer.byteLength(payload)));
   res.writeHead(response.status, headers);
   res.end(req.method === 'HEAD' ? undefined : payload);
+}
+
+/**
+ * JSON over 1 KB that no route has encoded itself (the SDK config's codings are made once per version in
+ * rest/routes/sdk.ts). Streamed exports go out as they are (they are CSV or NDJSON, read once, and often
+ * compressed by whatever downloads them); a 204 or 304 has no body. /graphql answers are yoga's own.
+ */
+function compressible(response: RestResponse, payload: string | Buffer): boolean {
+  if (response.status === 204 || response.status === 304 || payload.length <= COMPRESS_MIN_BYTES) return false;
+  const type = response.headers?.['Content-Type'];
+  return (type === undefined || type.startsWith('application/json')) && response.headers?.['Content-Encoding'] === undefined;
+}
+
+/** The payload in the client's preferred coding (a fast level), with `Vary: Accept-Encoding` either way. */
+function compressed(req: IncomingMessage, res: ServerResponse, headers: string[], payload: string | Buffer): string | Buffer {
+  let vary = -1;
+  for (let i = 0; i < headers.length; i += 2) if (headers[i]!.toLowerCase() === 'vary') vary = i + 1;
+  if (vary > 0) headers[vary] = varyWithEncoding(headers[vary]);
+  // A Vary set earlier on the response (the SDK's CORS) is replaced by this one: keep what it names.
+  else headers.push('Vary', varyWithEncoding(res.getHeader('vary') as string | undefined));
+  const encoding = pickEncoding(headerValue(req.headers['accept-encoding']));
+  if (encoding === 'identity') return payload;
+  headers.push('Content-Encoding', encoding);
+  return compressNow(payload, encoding);
 }

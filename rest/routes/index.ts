@@ -11,7 +11,7 @@ import { organizationRoutes } from './organizations.js';
 import { probeRoutes } from './probes.js';
 import { receiptsRoutes } from './receipts.js';
 import { sdkRoutes } from './sdk.js';
-import { sdkV2FileRoutes } from './sdk-v2-files.js';
+import { sdkFileRoutes } from './sdk-files.js';
 import { webhooksRoutes } from './webhooks.js';
 
 export function allRoutes(startedAt: Date): RouteDef[] {
@@ -23,7 +23,7 @@ export function allRoutes(startedAt: Date): RouteDef[] {
     ...evidenceRoutes,
     ...keysRoutes,
     ...sdkRoutes,
-    ...sdkV2FileRoutes,
+    ...sdkFileRoutes,
     ...receiptsRoutes,
     ...webhooksRoutes,
     ...notificationsRoutes,

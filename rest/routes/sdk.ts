@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { IncomingMessage } from 'node:http';
 import { AppError } from '../../src/errors.js';
 import { clientAddress } from '../../src/http/client-address.js';
+import { COMPRESS_MIN_BYTES, pickEncoding, precompress, varyWithEncoding, type Encoding } from '../../src/http/compression.js';
 import { bearerToken, headerValue } from '../../src/http/headers.js';
 import { htmlPageHeaders } from '../../src/http/html-headers.js';
 import type { Services } from '../../src/services.js';
@@ -58,14 +58,50 @@ const SdkConfigBody = z.object({
 });
 
 /**
- * A version's two answers (200 and 304), made once per instance: keyed by the cached config
- * object, so they go when the version leaves the cache. The body's fields are picked in the
- * contract's order, so the operation's data and the hot path's domain object give the same bytes.
+ * A version's answers (200 in each content-coding, and 304), made once per instance: keyed by the
+ * cached config object, so they go when the version leaves the cache. The body's fields are picked in
+ * the contract's order, so the operation's data and the hot path's domain object give the same bytes.
  */
 interface ConfigAnswers {
   etag: string;
-  ok: RestResponse;
+  ok: Readonly<Record<Encoding, RestResponse>>;
   notModified: RestResponse;
+}
+
+/**
+ * The frozen answers for one body. Over 1 KB the body is compressed here, once (brotli and gzip at their
+ * highest levels), so a request only picks one: the hot path never compresses. The ETag is the same for
+ * every coding: v1's is fixed by the contract as `"<contentHash>"` (decisions.md), and v2's is the SHA-256
+ * of the body it documents. RFC 9110 would give each coding its own (or a weak) tag; here
+ * `Vary: Accept-Encoding` makes caches store one answer per coding, so a cache never serves a coding its
+ * client did not ask for, and a 304 (which carries no body) is right for any coding the client holds.
+ */
+function frozenAnswers(body: Buffer, etag: string, headers: Record<string, string>): ConfigAnswers {
+  const compressed = body.length > COMPRESS_MIN_BYTES ? precompress(body) : undefined;
+  // The CORS layer's `Vary: Origin` is replaced by the route's own, so it names Origin too.
+  const caching = Object.freeze(compressed ? { ...headers, Vary: varyWithEncoding(headers.Vary ?? 'Origin') } : headers);
+  const ok = (encoding: Encoding): RestResponse => {
+    const coded = compressed && encoding !== 'identity';
+    return Object.freeze({
+      status: 200,
+      body: compressed ? compressed[encoding] : body,
+      headers: Object.freeze({ ...caching, 'Content-Type': 'application/json; charset=utf-8', ...(coded && { 'Content-Encoding': encoding }) }),
+    });
+  };
+  // Shared by every request for this version: frozen, so nothing downstream can change them.
+  return Object.freeze({
+    etag,
+    ok: Object.freeze({ identity: ok('identity'), br: ok('br'), gzip: ok('gzip') }),
+    notModified: Object.freeze({ status: 304, headers: caching }),
+  });
+}
+
+type ConfigHeaders = Partial<Record<'if-none-match' | 'accept-encoding', string | string[]>>;
+
+/** The 304 when If-None-Match matches, else the 200 in the coding the client prefers. */
+function chosenAnswer(answers: ConfigAnswers, headers: ConfigHeaders): RestResponse {
+  if (etagMatches(headers['if-none-match'], answers.etag)) return answers.notModified;
+  return answers.ok[pickEncoding(headerValue(headers['accept-encoding']))];
 }
 
 const configAnswers = new WeakMap<object, ConfigAnswers>();
@@ -79,13 +115,7 @@ function answersFor(config: ConfigData): ConfigAnswers {
       JSON.stringify({ projectId: config.projectId, version: { id, number, publishedAt, contentHash, consentHash }, config: config.config }),
     );
     const etag = `"${contentHash}"`;
-    const caching = { ETag: etag, 'Cache-Control': CONFIG_CACHE_CONTROL };
-    // Shared by every request for this version: frozen, so nothing downstream can change them.
-    answers = Object.freeze({
-      etag,
-      ok: Object.freeze({ status: 200, body, headers: Object.freeze({ ...caching, 'Content-Type': 'application/json; charset=utf-8' }) }),
-      notModified: Object.freeze({ status: 304, headers: Object.freeze(caching) }),
-    });
+    answers = frozenAnswers(body, etag, { ETag: etag, 'Cache-Control': CONFIG_CACHE_CONTROL });
     configAnswers.set(key, answers);
   }
   return answers;
@@ -94,9 +124,8 @@ function answersFor(config: ConfigData): ConfigAnswers {
 /** The operation's data, or the same from memory (`publishedAt` is then a Date, serialised alike). */
 type ConfigData = Omit<SdkConfig, 'version'> & { version: Omit<SdkConfig['version'], 'publishedAt'> & { publishedAt: Date | string } };
 
-function configResponse(config: ConfigData, ifNoneMatch: string | string[] | undefined): RestResponse {
-  const answers = answersFor(config);
-  return etagMatches(ifNoneMatch, answers.etag) ? answers.notModified : answers.ok;
+function configResponse(config: ConfigData, headers: ConfigHeaders): RestResponse {
+  return chosenAnswer(answersFor(config), headers);
 }
 
 /**
@@ -111,7 +140,7 @@ function configFromMemory(req: IncomingMessage, services: Services): Promise<Res
     address: clientAddress(req, services.config.trustProxy),
   });
   return config?.then(
-    (data) => configResponse(data, req.headers['if-none-match']),
+    (data) => configResponse(data, req.headers),
     (error: unknown) => {
       if (error instanceof AppError) return fromGraphQLError(error, { exposeInternal: false });
       throw error;
@@ -166,20 +195,14 @@ function answersV2For(data: ConfigV2Data): ConfigAnswers {
       JSON.stringify({ projectId, version: { id, number, publishedAt, contentHash, consentHash }, locale, locales, dir, config, ui, experience }),
     );
     const etag = `"${createHash('sha256').update(body).digest('hex')}"`;
-    const caching = { ETag: etag, 'Cache-Control': CONFIG_CACHE_CONTROL, ...(data.variesByLanguage && VARY_LANGUAGE) };
-    answers = Object.freeze({
-      etag,
-      ok: Object.freeze({ status: 200, body, headers: Object.freeze({ ...caching, 'Content-Type': 'application/json; charset=utf-8' }) }),
-      notModified: Object.freeze({ status: 304, headers: Object.freeze(caching) }),
-    });
+    answers = frozenAnswers(body, etag, { ETag: etag, 'Cache-Control': CONFIG_CACHE_CONTROL, ...(data.variesByLanguage && VARY_LANGUAGE) });
     pair[slot] = answers;
   }
   return answers;
 }
 
-function configV2Response(data: ConfigV2Data, ifNoneMatch: string | string[] | undefined): RestResponse {
-  const answers = answersV2For(data);
-  return etagMatches(ifNoneMatch, answers.etag) ? answers.notModified : answers.ok;
+function configV2Response(data: ConfigV2Data, headers: ConfigHeaders): RestResponse {
+  return chosenAnswer(answersV2For(data), headers);
 }
 
 const flattenV2 = ({ localized, ...rest }: SdkConfigV2): ConfigV2Data => ({ ...rest, ...localized });
@@ -205,7 +228,7 @@ function configV2FromMemory(req: IncomingMessage, services: Services): Promise<R
     { locale: query.locale, acceptLanguage: headerValue(req.headers['accept-language']) },
   );
   return config?.then(
-    (data) => configV2Response(flattenV2(data), req.headers['if-none-match']),
+    (data) => configV2Response(flattenV2(data), req.headers),
     (error: unknown) => {
       if (error instanceof AppError) return fromGraphQLError(error, { exposeInternal: false });
       throw error;
@@ -231,7 +254,7 @@ const sdkApiRoutes: RouteDef[] = [
     operation: 'SdkConfig',
     queryParams: z.object({ key: z.string().optional().describe('For compatibility only; the SDK sends the key as Bearer') }),
     variables: ({ query }) => ({ key: query.key }),
-    respond: (data: { sdkConfig: ConfigData }, req) => configResponse(data.sdkConfig, req.headers['if-none-match']),
+    respond: (data: { sdkConfig: ConfigData }, req) => configResponse(data.sdkConfig, req.headers),
     fromMemory: configFromMemory,
     responses: {
       200: { description: 'Published config', schema: SdkConfigBody },
@@ -255,7 +278,7 @@ const sdkApiRoutes: RouteDef[] = [
       key: z.string().optional().describe('For compatibility only; the SDK sends the key as Bearer'),
     }),
     variables: ({ query, headers }) => ({ key: query.key, locale: query.locale, acceptLanguage: headerValue(headers['accept-language']) }),
-    respond: (data: { sdkConfigV2: ConfigV2Data }, req) => configV2Response(data.sdkConfigV2, req.headers['if-none-match']),
+    respond: (data: { sdkConfigV2: ConfigV2Data }, req) => configV2Response(data.sdkConfigV2, req.headers),
     fromMemory: configV2FromMemory,
     fromMemoryReadsQuery: true,
     responses: {
@@ -313,47 +336,7 @@ const sdkApiRoutes: RouteDef[] = [
   }),
 ];
 
-// --- The built browser SDK and the hosted preferences page ---
-
-interface StaticFile {
-  body: Buffer;
-  etag: string;
-}
-
-/** Read once at start-up (sdk/dist is built by `npm run build:sdk` at install). */
-function readSdkFile(name: string): StaticFile | null {
-  try {
-    const body = readFileSync(new URL(`../../sdk/dist/${name}`, import.meta.url));
-    return { body, etag: `"${createHash('sha256').update(body).digest('hex').slice(0, 32)}"` };
-  } catch {
-    return null;
-  }
-}
-
-// Static files, not domain operations: served with `handle`, without GraphQL.
-function sdkFileRoute(name: string): RouteDef {
-  const file = readSdkFile(name);
-  return route({
-    method: 'GET',
-    path: `/sdk/v1/${name}`,
-    summary: `The built browser SDK (${name.endsWith('.mjs') ? 'ES module exporting init' : 'classic script defining ConsentSDK'})`,
-    auth: 'public',
-    handle: (req) => {
-      if (!file) return { status: 404, body: { error: 'The SDK has not been built (npm run build:sdk)', code: 'not_found' } };
-      const headers = {
-        'Content-Type': 'text/javascript; charset=utf-8',
-        'Cache-Control': 'public, max-age=300',
-        ETag: file.etag,
-        'Access-Control-Allow-Origin': '*',
-        'Cross-Origin-Resource-Policy': 'cross-origin',
-        'X-Content-Type-Options': 'nosniff',
-      };
-      if (etagMatches(req.headers['if-none-match'], file.etag)) return { status: 304, headers };
-      return { status: 200, body: file.body, headers };
-    },
-    responses: { 200: { description: 'JavaScript', contentType: 'text/javascript', schema: z.string() } },
-  });
-}
+// --- The hosted preferences page (the built SDK files: sdk-files.ts) ---
 
 const PAGE_STYLE = 'body{font:16px/1.5 system-ui,sans-serif;margin:0;padding:2rem;color:#1f2328}main{max-width:40rem;margin:auto}';
 
@@ -486,7 +469,5 @@ const preferencesRoute = route({
 export const sdkRoutes: RouteDef[] = [
   ...originRoutes,
   ...sdkApiRoutes,
-  sdkFileRoute('consent.js'),
-  sdkFileRoute('consent.mjs'),
   preferencesRoute,
 ];

@@ -1,0 +1,68 @@
+// The built browser SDK, v1 (sdk/dist) and v2 (sdk/dist/v2), served precompressed: each file is read and
+// compressed once at start-up (brotli and gzip at their highest levels, which a per-request compressor could
+// not afford), and the answer picks by Accept-Encoding. The bytes themselves are the build's, byte for byte.
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { pickEncoding, precompress, type Encoding } from '../../src/http/compression.js';
+import { headerValue } from '../../src/http/headers.js';
+import { route, type RouteDef } from '../route.js';
+import { etagMatches } from './sdk.js';
+
+interface Representation {
+  body: Buffer;
+  etag: string;
+}
+
+function readSdkFile(path: string): Record<Encoding, Representation> | null {
+  let raw: Buffer;
+  try {
+    raw = readFileSync(new URL(`../../sdk/dist/${path}`, import.meta.url));
+  } catch {
+    return null;
+  }
+  // One ETag per representation, so caches never hand a brotli body to a client that asked for gzip. The
+  // plain file keeps the ETag it always had.
+  const tag = createHash('sha256').update(raw).digest('hex').slice(0, 32);
+  const bodies = precompress(raw);
+  return {
+    identity: { body: bodies.identity, etag: `"${tag}"` },
+    br: { body: bodies.br, etag: `"${tag}-br"` },
+    gzip: { body: bodies.gzip, etag: `"${tag}-gz"` },
+  };
+}
+
+function sdkFileRoute(version: 'v1' | 'v2', name: string): RouteDef {
+  const files = readSdkFile(version === 'v1' ? name : `${version}/${name}`);
+  return route({
+    method: 'GET',
+    path: `/sdk/${version}/${name}`,
+    summary:
+      `The built browser SDK${version === 'v1' ? '' : ' v2'} (${name.endsWith('.mjs') ? 'ES module exporting init' : 'classic script defining ConsentSDK'}), ` +
+      'brotli or gzip by Accept-Encoding (Vary: Accept-Encoding; an ETag per encoding)',
+    auth: 'public',
+    handle: (req) => {
+      if (!files) return { status: 404, body: { error: 'The SDK has not been built (npm run build:sdk)', code: 'not_found' } };
+      const encoding = pickEncoding(headerValue(req.headers['accept-encoding']));
+      const file = files[encoding];
+      const headers: Record<string, string> = {
+        'Content-Type': 'text/javascript; charset=utf-8',
+        'Cache-Control': 'public, max-age=300',
+        ETag: file.etag,
+        Vary: 'Accept-Encoding',
+        'Access-Control-Allow-Origin': '*',
+        'Cross-Origin-Resource-Policy': 'cross-origin',
+        'X-Content-Type-Options': 'nosniff',
+      };
+      if (encoding !== 'identity') headers['Content-Encoding'] = encoding;
+      if (etagMatches(req.headers['if-none-match'], file.etag)) return { status: 304, headers };
+      return { status: 200, body: file.body, headers };
+    },
+    responses: { 200: { description: 'JavaScript', contentType: 'text/javascript', schema: z.string() } },
+  });
+}
+
+export const sdkFileRoutes: RouteDef[] = ['v1' as const, 'v2' as const].flatMap((version) => [
+  sdkFileRoute(version, 'consent.js'),
+  sdkFileRoute(version, 'consent.mjs'),
+]);
