@@ -137,7 +137,7 @@ describe('SDK config', () => {
     // The first request takes the full path (GraphQL operation), the next ones the from-memory path, and
     // `?key=` always the full path: all three answer alike.
     for (const path of ['/api/sdk/v1/config', '/api/sdk/v1/config', '/api/sdk/v1/config?key=ignored']) {
-      const { br, gzip, plain } = await threeWays(path, auth, ['Origin']);
+      const { br, gzip, plain } = await threeWays(path, auth, ['Origin', 'Authorization']);
       expect(JSON.parse(plain.body.toString()).version.contentHash).toBe(version.contentHash);
       // decisions.md fixes the ETag as "<contentHash>": kept byte for byte whatever the coding.
       for (const res of [br, gzip, plain]) expect(res.headers.etag).toBe(etag);
@@ -147,7 +147,7 @@ describe('SDK config', () => {
         expect(notModified.status).toBe(304);
         expect(notModified.body.length).toBe(0);
         expect(notModified.headers.etag).toBe(etag);
-        expect(varyNames(notModified)).toEqual(['Origin', 'Accept-Encoding']);
+        expect(varyNames(notModified)).toEqual(['Origin', 'Authorization', 'Accept-Encoding']);
       }
     }
   });
@@ -159,7 +159,7 @@ describe('SDK config', () => {
       expect(res.status).toBe(200);
       expect(res.body.length).toBeLessThanOrEqual(1024);
       expect(res.headers['content-encoding']).toBeUndefined();
-      expect(res.headers.vary).toBe('Origin');
+      expect(res.headers.vary).toBe('Origin, Authorization');
       expect(JSON.parse(res.body.toString()).config.notice.description).toBe('Choose what we may use.');
     }
   });
@@ -168,10 +168,10 @@ describe('SDK config', () => {
     const { createHash } = await import('node:crypto');
     const { auth } = await published();
     for (const [path, headers, alsoVaries] of [
-      ['/api/sdk/v2/config?locale=de', auth, ['Origin']],
-      ['/api/sdk/v2/config?locale=de', auth, ['Origin']],
-      ['/api/sdk/v2/config', { ...auth, 'accept-language': 'de' }, ['Origin', 'Accept-Language']],
-      ['/api/sdk/v2/config', { ...auth, 'accept-language': 'de' }, ['Origin', 'Accept-Language']],
+      ['/api/sdk/v2/config?locale=de', auth, ['Origin', 'Authorization']],
+      ['/api/sdk/v2/config?locale=de', auth, ['Origin', 'Authorization']],
+      ['/api/sdk/v2/config', { ...auth, 'accept-language': 'de' }, ['Origin', 'Accept-Language', 'Authorization']],
+      ['/api/sdk/v2/config', { ...auth, 'accept-language': 'de' }, ['Origin', 'Accept-Language', 'Authorization']],
     ] as const) {
       const { br, gzip, plain } = await threeWays(path, headers, [...alsoVaries]);
       const etag = `"${createHash('sha256').update(plain.body).digest('hex')}"`;

@@ -138,7 +138,8 @@ describe('repeat requests (answered from the in-process cache)', () => {
     expect(again.headers.get('x-request-id')).toBe('cfg-warm');
     expect(again.headers.get('access-control-allow-origin')).toBe('https://shop.example');
     // The sample config is over 1 KB: compressed for fetch's Accept-Encoding (test/compression.test.ts).
-    expect(again.headers.get('vary')).toBe('Origin, Accept-Encoding');
+    // Authorization: the key is not in the URL and the answer is public (a cache must key on it).
+    expect(again.headers.get('vary')).toBe('Origin, Authorization, Accept-Encoding');
     expect(again.headers.get('content-encoding')).toMatch(/^(br|gzip)$/);
     expect(Number(again.headers.get('content-length'))).toBeGreaterThan(0);
     const etag = `"${version.contentHash}"`;

@@ -91,7 +91,7 @@ describe('GET /api/sdk/v2/config', () => {
     });
     expect(res.headers.get('etag')).toBe(`"${sha256(res.text)}"`);
     expect(res.headers.get('cache-control')).toBe('public, max-age=60, stale-while-revalidate=600');
-    expect(res.headers.get('vary')).toBe('Origin, Accept-Encoding');
+    expect(res.headers.get('vary')).toBe('Origin, Authorization, Accept-Encoding');
     const again = await s.config('?locale=de', { 'if-none-match': res.headers.get('etag')! });
     expect(again.status).toBe(304);
     expect(again.text).toBe('');
@@ -118,7 +118,7 @@ describe('GET /api/sdk/v2/config', () => {
     const res = await s.config(`?locale=${encodeURIComponent(asked)}`, { 'accept-language': 'de' });
     expect(res.status).toBe(200);
     expect(res.body.locale).toBe(served);
-    expect(res.headers.get('vary')).toBe('Origin, Accept-Encoding');
+    expect(res.headers.get('vary')).toBe('Origin, Authorization, Accept-Encoding');
   });
 
   it('without locale, Accept-Language decides and the answer varies on it', async () => {
@@ -134,7 +134,7 @@ describe('GET /api/sdk/v2/config', () => {
     for (const [acceptLanguage, served] of cases) {
       const res = await s.config('', acceptLanguage ? { 'accept-language': acceptLanguage } : {});
       expect(res.body.locale, acceptLanguage).toBe(served);
-      expect(res.headers.get('vary')).toBe('Origin, Accept-Language, Accept-Encoding');
+      expect(res.headers.get('vary')).toBe('Origin, Accept-Language, Authorization, Accept-Encoding');
       expect(res.headers.get('etag')).toBe(`"${sha256(res.text)}"`);
     }
     const arabic = await s.config('', { 'accept-language': 'ar' });

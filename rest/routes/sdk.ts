@@ -78,8 +78,11 @@ interface ConfigAnswers {
  */
 function frozenAnswers(body: Buffer, etag: string, headers: Record<string, string>): ConfigAnswers {
   const compressed = body.length > COMPRESS_MIN_BYTES ? precompress(body) : undefined;
-  // The CORS layer's `Vary: Origin` is replaced by the route's own, so it names Origin too.
-  const caching = Object.freeze(compressed ? { ...headers, Vary: varyWithEncoding(headers.Vary ?? 'Origin') } : headers);
+  // The CORS layer's `Vary: Origin` is replaced by the route's own, so it names Origin too. The key travels in
+  // `Authorization`, not the URL, and the answer is `public`: without `Authorization` in Vary, a browser or a
+  // shared cache would hand one project's config to a page that asked with another project's key.
+  const vary = `${headers.Vary ?? 'Origin'}, Authorization`;
+  const caching = Object.freeze({ ...headers, Vary: compressed ? varyWithEncoding(vary) : vary });
   const ok = (encoding: Encoding): RestResponse => {
     const coded = compressed && encoding !== 'identity';
     return Object.freeze({
