@@ -47,6 +47,8 @@ export interface RouteDef<Data = any> {
    * route normally. Only for hot paths whose domain function has a from-memory form.
    */
   fromMemory?: (req: IncomingMessage, services: Services) => Promise<RestResponse> | undefined;
+  /** The from-memory answer reads its own query string: it is also tried for this path with one. */
+  fromMemoryReadsQuery?: boolean;
   /** A route served without GraphQL (probes, documents): use sparingly. */
   handle?: (req: RestRequest) => RestResponse | Promise<RestResponse>;
   /** Documents the JSON body for OpenAPI; the domain layer validates it. */

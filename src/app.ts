@@ -13,7 +13,7 @@ import { requestIdFrom } from './http/request-id.js';
 import type { Services } from './services.js';
 
 const SDK_PREFIX = '/api/sdk/';
-const SDK_CORS_HEADERS = 'Authorization, Content-Type, If-None-Match';
+const SDK_CORS_HEADERS = 'Authorization, Content-Type, If-None-Match, X-Consent-Installation';
 const SDK_EXPOSED_HEADERS = 'ETag, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, x-request-id';
 
 /**
@@ -31,6 +31,7 @@ export function createApp(services: Services, schema: GraphQLSchema, documented:
   const inFlight = new InFlight();
 
   const fromMemory = memoryAnswers(routes);
+  const fromMemoryWithQuery = memoryAnswers(routes.filter((route) => route.fromMemoryReadsQuery));
   const logsRequests = services.logger.isLevelEnabled('info');
 
   const listener: RequestListener = (req, res) => {
@@ -73,7 +74,11 @@ export function createApp(services: Services, schema: GraphQLSchema, documented:
   /** A from-memory answer, if the route has one for this request; a synchronous throw falls back to the full path. */
   function tryFromMemory(req: IncomingMessage, requestId: string): Promise<RestResponse> | undefined {
     try {
-      return fromMemory.get(req.url!)?.(req, services);
+      const url = req.url!;
+      const exact = fromMemory.get(url);
+      if (exact) return exact(req, services);
+      const query = url.indexOf('?');
+      return query > 0 ? fromMemoryWithQuery.get(url.slice(0, query))?.(req, services) : undefined;
     } catch (error) {
       services.logger.error({ reqId: requestId, err: error }, 'answer from memory failed');
       return undefined;
@@ -83,7 +88,8 @@ export function createApp(services: Services, schema: GraphQLSchema, documented:
   /** The hot path's answer: written in one go with the SDK's CORS headers, and logged at once. */
   function answerFromMemory(req: IncomingMessage, res: ServerResponse, requestId: string, started: bigint, response: RestResponse): void {
     try {
-      send(req, res, response, true, sdkCorsHeaders(req.headers.origin, ['x-request-id', requestId]));
+      // An answer that varies on more than Origin names Origin in its own Vary.
+      send(req, res, response, true, sdkCorsHeaders(req.headers.origin, ['x-request-id', requestId], response.headers?.Vary === undefined));
     } catch (error) {
       services.logger.error({ reqId: requestId, err: error }, 'unhandled error');
       res.destroy();
@@ -186,8 +192,9 @@ function memoryAnswers(routes: RouteDef[]): Map<string, NonNullable<RouteDef['fr
 }
 
 /** The SDK is called from any site: echo the origin (or *). Preflights are answered in `handle`. */
-function sdkCorsHeaders(origin: string | undefined, list: string[] = []): string[] {
-  list.push('Access-Control-Allow-Origin', origin ?? '*', 'Vary', 'Origin', 'Access-Control-Expose-Headers', SDK_EXPOSED_HEADERS);
+function sdkCorsHeaders(origin: string | undefined, list: string[] = [], vary = true): string[] {
+  list.push('Access-Control-Allow-Origin', origin ?? '*', 'Access-Control-Expose-Headers', SDK_EXPOSED_HEADERS);
+  if (vary) list.push('Vary', 'Origin');
   return list;
 }
 

@@ -497,7 +497,8 @@ describe('hashes', () => {
 
     // The stored snapshot is that config, as the SDK route will serve it.
     const stored = await latestPublishedVersion(server.services.db.prisma, p);
-    expect(stored).toEqual({ ...version, publishedAt: new Date(version.publishedAt), config });
+    // No experience was set: the version carries none (extensions.md section 2).
+    expect(stored).toEqual({ ...version, publishedAt: new Date(version.publishedAt), config, experience: null });
     expect(JSON.stringify(stored!.config)).toBe(JSON.stringify(config));
   });
 

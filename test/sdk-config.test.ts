@@ -103,7 +103,8 @@ describe('GET /api/sdk/v1/config', () => {
     });
     expect(res.status).toBe(204);
     expect(res.headers.get('access-control-allow-origin')).toBe('https://shop.example');
-    expect(res.headers.get('access-control-allow-headers')).toBe('Authorization, Content-Type, If-None-Match');
+    // X-Consent-Installation: GET /api/sdk/v2/decision (extensions.md section 3).
+    expect(res.headers.get('access-control-allow-headers')).toBe('Authorization, Content-Type, If-None-Match, X-Consent-Installation');
     expect(res.headers.get('access-control-allow-methods')).toContain('GET');
   });
 });

@@ -43,7 +43,8 @@ describe('POST /api/sdk/v1/consent', () => {
     const row = rows[0]!;
     // Exactly these columns: nothing about the visitor beyond the installation id.
     expect(Object.keys(row).sort()).toEqual(
-      ['api_key_id', 'choices', 'consent_hash', 'created_at', 'id', 'installation_id', 'project_id', 'sdk_version', 'version_id'].sort(),
+      // locale and gpc: extensions.md section 3 (only what the SDK says; never derived from the request).
+      ['api_key_id', 'choices', 'consent_hash', 'created_at', 'gpc', 'id', 'installation_id', 'locale', 'project_id', 'sdk_version', 'version_id'].sort(),
     );
     expect(row).toMatchObject({
       project_id: s.project.id,
@@ -165,6 +166,54 @@ describe('POST /api/sdk/v1/consent', () => {
     }
     await server.request('DELETE', `/api/platform/projects/${s.project.id}/api-keys/${s.key.id}`, { token: s.owner.token });
     expect((await s.post(undefined, { raw: '{' })).body.code).toBe('revoked_key');
+  });
+
+  it('records optional locale and gpc (extensions.md section 3): stored, listed, exported, in the webhook data', async () => {
+    const s = await setup();
+    await server.services.db.query(
+      `INSERT INTO webhooks (project_id, url, enabled, secret, secret_prefix) VALUES ($1, 'https://hooks.example/x', true, 'whsec_test', 'whsec_te')`,
+      [s.project.id],
+    );
+    const plain = await s.post(s.valid);
+    const withExtras = await s.post({ ...s.valid, locale: 'de-at', gpc: true });
+    expect(withExtras.status, withExtras.text).toBe(201);
+    expect(Object.keys(withExtras.body)).toEqual(['ok', 'id', 'createdAt']);
+
+    const list = await server.request('GET', `/api/platform/projects/${s.project.id}/receipts`, { token: s.owner.token });
+    const [latest, first] = list.body.receipts;
+    expect(latest).toMatchObject({ id: withExtras.body.id, locale: 'de-AT', gpc: true });
+    // A receipt without them keeps the contract's exact shape.
+    expect(first.id).toBe(plain.body.id);
+    expect(Object.keys(first)).toEqual(['id', 'versionId', 'versionNumber', 'consentHash', 'choices', 'installationId', 'sdkVersion', 'createdAt']);
+
+    const exported = (format: string) =>
+      fetch(`${server.url}/api/platform/projects/${s.project.id}/receipts/export?format=${format}`, { headers: { authorization: `Bearer ${s.owner.token}` } }).then((r) => r.text());
+    const lines = (await exported('ndjson')).trim().split('\n').map((line) => JSON.parse(line));
+    expect(lines[1]).toMatchObject({ locale: 'de-AT', gpc: true });
+    expect(lines[0]).not.toHaveProperty('locale');
+    const rows = (await exported('csv')).trim().split('\n');
+    expect(rows[0]).toBe('id,versionId,versionNumber,consentHash,choices,installationId,sdkVersion,createdAt,locale,gpc');
+    expect(rows[1]).toMatch(/,,$/);
+    expect(rows[2]).toMatch(/,de-AT,true$/);
+
+    const events = await server.services.db.query<{ payload: any }>('SELECT payload FROM webhook_events WHERE project_id = $1 ORDER BY created_at, id', [s.project.id]);
+    expect(events.map((event) => event.payload.data.receiptId)).toEqual([plain.body.id, withExtras.body.id]);
+    expect(events[0]!.payload.data).not.toHaveProperty('locale');
+    expect(events[1]!.payload.data).toMatchObject({ locale: 'de-AT', gpc: true });
+  });
+
+  it.each([
+    ['a malformed locale', { locale: 'not a tag' }],
+    ['a locale over 35 characters', { locale: `de-${'x'.repeat(40)}` }],
+    ['a non-boolean gpc', { gpc: 'yes' }],
+    ['an unknown field', { country: 'DE' }],
+  ])('refuses %s with 400 invalid_body, storing nothing', async (_name, extra) => {
+    const s = await setup();
+    const res = await s.post({ ...s.valid, ...extra });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: expect.any(String), code: 'invalid_body' });
+    const list = await server.request('GET', `/api/platform/projects/${s.project.id}/receipts`, { token: s.owner.token });
+    expect(list.body.receipts).toEqual([]);
   });
 
   it('writes the consent.updated outbox event in the same transaction when a webhook is enabled', async () => {

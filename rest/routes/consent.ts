@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { NOTICE_FIELDS } from '../../src/consent/config.js';
+import { experienceObject } from '../../src/consent/experience.js';
 import { LIMITS, PURPOSE_KEY } from '../../src/consent/validation.js';
 import { route } from '../route.js';
 import { ErrorBody, pick, sessionErrors, timestamp, validationError } from '../schemas.js';
@@ -69,6 +70,12 @@ const pickEach = (items: unknown, keys: readonly string[]) =>
   Array.isArray(items) ? items.map((item) => (isObject(item) ? pick(item, keys) : item)) : items;
 const isObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
+
+const Experience = experienceObject.meta({
+  id: 'ConsentExperience',
+  description: 'Translations per locale and the settings the SDK v2 uses (docs/consent.md, "Experience")',
+});
+const EXPERIENCE_BODY_LIMIT = 1024 * 1024;
 
 const notFoundOr = (what: string) => ({ 404: { description: `Not a member, or no such ${what}`, schema: ErrorBody } });
 
@@ -204,6 +211,36 @@ export const consentRoutes = [
     responses: { 200: { description: 'The notice', schema: z.object({ notice: Notice }) }, ...validationError, ...sessionErrors },
   }),
   route({
+    method: 'GET',
+    path: `${BASE}/experience`,
+    summary: 'The draft experience: translations and settings published with the next version (Viewer or above); defaults until set',
+    auth: 'session',
+    operation: 'ConsentExperience',
+    variables: ({ params }) => ({ projectId: params.projectId }),
+    respond: (data) => ({ status: 200, body: { experience: data.consentExperience } }),
+    responses: { 200: { description: 'The experience', schema: z.object({ experience: Experience }) }, ...sessionErrors },
+  }),
+  route({
+    method: 'PUT',
+    path: `${BASE}/experience`,
+    summary:
+      'Replace the whole draft experience (Admin or above); a field left out takes its default. Locales are canonical BCP 47 tags ' +
+      '(at most 50); purpose keys and category ids must exist in the draft (checked again at publish).',
+    auth: 'session',
+    operation: 'UpdateConsentExperience',
+    requestBody: Experience.partial(),
+    // Up to 50 locales of a 200-purpose draft do not fit in the operator default.
+    bodyLimit: EXPERIENCE_BODY_LIMIT,
+    variables: ({ params, body }) => ({ projectId: params.projectId, input: body ?? {} }),
+    respond: (data) => ({ status: 200, body: { experience: data.updateConsentExperience } }),
+    responses: {
+      200: { description: 'The stored experience, defaults filled in', schema: z.object({ experience: Experience }) },
+      ...validationError,
+      ...sessionErrors,
+      413: { description: 'Body over 1 MiB', schema: ErrorBody },
+    },
+  }),
+  route({
     method: 'POST',
     path: `${BASE}/publish`,
     summary:
@@ -215,7 +252,7 @@ export const consentRoutes = [
     variables: ({ params }) => ({ projectId: params.projectId }),
     responses: {
       201: { description: 'Published', schema: z.object({ version: Version }) },
-      400: { description: 'No purpose or no notice title (validation_failed)', schema: ErrorBody },
+      400: { description: 'No purpose, no notice title, or the experience names a purpose key or category id the draft no longer has (validation_failed)', schema: ErrorBody },
       ...sessionErrors,
     },
   }),

@@ -26,6 +26,10 @@ const EvidencePackage = z
     }),
     receiptsCount: z.number().int(),
     firstReceiptAt: timestamp.nullable(),
+    experience: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('The experience published with the version (docs/consent.md, "Experience"); absent when it had none'),
   })
   .meta({ id: 'PublishEvidencePackage' });
 
@@ -66,7 +70,9 @@ export const evidenceRoutes = [
           details: [{ path: ['format'], message: `Must be one of ${FORMATS.join(', ')}` }],
         });
       }
-      const evidence = data.publishEvidencePackage;
+      // `experience` is part of the package only for versions published with one (packageHash agrees).
+      const { experience, ...rest } = data.publishEvidencePackage;
+      const evidence = experience == null ? rest : { ...rest, experience };
       const download = query.download === '1' || query.download === 'true';
       if (format === 'json' && !download) return { status: 200, body: { evidence } };
 

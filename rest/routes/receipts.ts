@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { exportReceipts } from '../../src/receipts/service.js';
+import { exportReceipts, wireReceipt } from '../../src/receipts/service.js';
 import { route, type RouteDef } from '../route.js';
 import { sessionErrors, timestamp, validationError } from '../schemas.js';
 
@@ -13,6 +13,8 @@ const Receipt = z
     installationId: z.string(),
     sdkVersion: z.string().nullable(),
     createdAt: timestamp,
+    locale: z.string().optional().describe('BCP 47 tag the visitor saw; only when the SDK sent it'),
+    gpc: z.boolean().optional().describe('The browser sent Global Privacy Control; only when the SDK sent it'),
   })
   .meta({ id: 'Receipt' });
 
@@ -45,7 +47,7 @@ export const receiptsRoutes: RouteDef[] = [
       to: query.to,
       installationId: query.installationId,
     }),
-    respond: (data) => ({ status: 200, body: data.receipts }),
+    respond: (data) => ({ status: 200, body: { ...data.receipts, receipts: data.receipts.receipts.map(wireReceipt) } }),
     responses: {
       200: { description: 'A page of receipts', schema: z.object({ receipts: z.array(Receipt), nextCursor: z.string().nullable() }) },
       ...validationError,

@@ -13,6 +13,7 @@ import {
   updatePurpose,
   type Draft,
 } from '../../src/consent/draft.js';
+import { DEFAULT_EXPERIENCE, putExperience, readExperience, type Experience } from '../../src/consent/experience.js';
 import { publishDraft, type PublishedVersion } from '../../src/consent/versions.js';
 import { builder } from '../builder.js';
 
@@ -69,6 +70,13 @@ export const ConsentVersion = builder.prismaObject('ConsentVersion', {
       select: { config: true },
       resolve: (version) => storedConfig(version.config),
     }),
+    experience: t.field({
+      type: 'JSON',
+      nullable: true,
+      description: 'The experience published with the version (null when the project had none)',
+      select: { experience: true },
+      resolve: (version) => version.experience,
+    }),
   }),
 });
 
@@ -82,10 +90,17 @@ const ConsentDraft = builder.objectRef<Draft>('ConsentDraft').implement({
 });
 
 export const ConsentConfiguration = builder
-  .objectRef<{ draft: Draft; latestVersion: PublishedVersion | null; hasUnpublishedChanges: boolean }>('ConsentConfiguration')
+  .objectRef<{ draft: Draft; experience: Experience | null; latestVersion: PublishedVersion | null; hasUnpublishedChanges: boolean }>(
+    'ConsentConfiguration',
+  )
   .implement({
     fields: (t) => ({
       draft: t.field({ type: ConsentDraft, resolve: (parent) => parent.draft }),
+      experience: t.field({
+        type: 'JSON',
+        description: 'The draft experience settings and translations (the defaults until set)',
+        resolve: (parent) => parent.experience ?? DEFAULT_EXPERIENCE,
+      }),
       latestVersion: t.field({ type: ConsentVersion, nullable: true, resolve: (parent) => parent.latestVersion }),
       hasUnpublishedChanges: t.exposeBoolean('hasUnpublishedChanges', {
         description: 'Publishing now would change the published config (before the first publish: the draft is not empty)',
@@ -180,6 +195,13 @@ builder.queryFields((t) => ({
     resolve: (query, _root, args, ctx) =>
       ctx.prisma.consentVersion.findMany({ ...query, where: { projectId: String(args.projectId) }, orderBy: { number: 'desc' } }),
   }),
+  consentExperience: t.field({
+    type: 'JSON',
+    description: 'The draft experience: settings and translations published with the next version (Viewer or above)',
+    args: { projectId: t.arg.id({ required: true }) },
+    authScopes: (_root, args) => viewer(args.projectId),
+    resolve: async (_root, args, ctx) => (await readExperience(ctx.prisma, String(args.projectId))) ?? DEFAULT_EXPERIENCE,
+  }),
 }));
 
 builder.mutationFields((t) => ({
@@ -229,6 +251,13 @@ builder.mutationFields((t) => ({
     args: { projectId: t.arg.id({ required: true }), input: t.arg({ type: NoticeInput, required: true }) },
     authScopes: (_root, args) => admin(args.projectId),
     resolve: async (_root, args, ctx) => ({ notice: await putNotice(ctx.services, String(args.projectId), args.input) }),
+  }),
+  updateConsentExperience: t.field({
+    type: 'JSON',
+    description: 'Replaces the whole draft experience; a field left out takes its default (Admin or above)',
+    args: { projectId: t.arg.id({ required: true }), input: t.arg({ type: 'JSON', required: true }) },
+    authScopes: (_root, args) => admin(args.projectId),
+    resolve: (_root, args, ctx) => putExperience(ctx.services, String(args.projectId), args.input),
   }),
   replaceConsentDraft: t.field({
     type: ConsentConfiguration,

@@ -43,6 +43,12 @@ const PublishEvidencePackage = builder.objectRef<EvidencePackage>('PublishEviden
     hashes: t.field({ type: EvidenceHashes, resolve: (evidence) => evidence.hashes }),
     receiptsCount: t.exposeInt('receiptsCount'),
     firstReceiptAt: t.expose('firstReceiptAt', { type: 'DateTime', nullable: true }),
+    experience: t.field({
+      type: 'JSON',
+      nullable: true,
+      description: 'The experience published with the version; null (absent on REST) when it had none',
+      resolve: (evidence) => evidence.experience ?? null,
+    }),
   }),
 });
 

@@ -12,6 +12,8 @@ export const Receipt = builder.objectRef<ReceiptView>('Receipt').implement({
     installationId: t.exposeString('installationId'),
     sdkVersion: t.exposeString('sdkVersion', { nullable: true }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    locale: t.exposeString('locale', { nullable: true, description: 'BCP 47 tag of the language the visitor saw, when the SDK sent it' }),
+    gpc: t.exposeBoolean('gpc', { nullable: true, description: 'The browser sent Global Privacy Control, when the SDK said' }),
   }),
 });
 

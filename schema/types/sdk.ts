@@ -1,7 +1,9 @@
 import { publishableKeyStatus } from '../../src/sdk/access.js';
 import type { PublishedVersion } from '../../src/consent/versions.js';
 import { sdkConfig, type SdkConfig } from '../../src/sdk/config.js';
+import { sdkConfigV2, type SdkConfigV2 } from '../../src/sdk/config-v2.js';
 import { recordConsent, type ConsentAck } from '../../src/sdk/consent.js';
+import { latestDecision, type SdkDecision } from '../../src/sdk/decision.js';
 import { getAllowedOrigins, updateAllowedOrigins, type AllowedOrigins } from '../../src/sdk/origins.js';
 import { builder } from '../builder.js';
 
@@ -64,6 +66,35 @@ const SdkConfigRef = builder.objectRef<SdkConfig>('SdkConfig').implement({
   }),
 });
 
+const SdkConfigV2Ref = builder.objectRef<SdkConfigV2>('SdkConfigV2').implement({
+  description: 'SDK API v2: the latest published version with its texts in one locale, the UI strings and the experience settings',
+  fields: (t) => ({
+    projectId: t.exposeID('projectId'),
+    version: t.expose('version', { type: SdkVersion }),
+    locale: t.string({ description: 'The locale served (exact tag, then language, then the default)', resolve: (c) => c.localized.locale }),
+    locales: t.stringList({ description: 'Every locale of the version, the default first', resolve: (c) => c.localized.locales }),
+    dir: t.string({ description: 'ltr or rtl (ar, he, fa, ur)', resolve: (c) => c.localized.dir }),
+    config: t.field({ type: 'JSON', description: '{purposes, categories, notice} in the locale', resolve: (c) => c.localized.config }),
+    ui: t.field({ type: 'JSON', description: 'The UI strings in the locale (built in, overridden by the project)', resolve: (c) => c.localized.ui }),
+    experience: t.field({
+      type: 'JSON',
+      description: '{privacyPolicyUrl, reconsentAfterDays, gpc, googleConsentMode, cookies, theme}',
+      resolve: (c) => c.localized.experience,
+    }),
+    variesByLanguage: t.exposeBoolean('variesByLanguage', { description: 'The locale was chosen from acceptLanguage' }),
+  }),
+});
+
+const SdkDecisionRef = builder.objectRef<SdkDecision>('SdkDecision').implement({
+  description: 'The latest receipt of an installation',
+  fields: (t) => ({
+    versionId: t.exposeID('versionId'),
+    consentHash: t.exposeString('consentHash'),
+    choices: t.expose('choices', { type: 'JSON', description: 'Purpose key → granted, as recorded' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+
 const ConsentReceiptAck = builder.objectRef<ConsentAck>('ConsentReceiptAck').implement({
   fields: (t) => ({
     ok: t.exposeBoolean('ok'),
@@ -80,6 +111,25 @@ builder.queryFields((t) => ({
     description: 'SDK: the published config for the Bearer publishable key (or `key`, for compatibility)',
     args: { key: t.arg.string() },
     resolve: (_root, args, ctx) => sdkConfig(ctx.services, { token: ctx.bearer ?? args.key ?? undefined, origin: ctx.origin }),
+  }),
+  sdkConfigV2: t.field({
+    type: SdkConfigV2Ref,
+    description: 'SDK v2: the published config in a locale (`locale`, else `acceptLanguage`, else the default locale)',
+    args: { key: t.arg.string(), locale: t.arg.string(), acceptLanguage: t.arg.string() },
+    resolve: (_root, args, ctx) =>
+      sdkConfigV2(
+        ctx.services,
+        { token: ctx.bearer ?? args.key ?? undefined, origin: ctx.origin },
+        { locale: args.locale ?? undefined, acceptLanguage: args.acceptLanguage ?? undefined },
+      ),
+  }),
+  sdkDecision: t.field({
+    type: SdkDecisionRef,
+    nullable: true,
+    description: 'SDK v2: the latest decision recorded for an installation (null when none), e.g. on the hosted preferences page',
+    args: { key: t.arg.string(), installationId: t.arg.string() },
+    resolve: (_root, args, ctx) =>
+      latestDecision(ctx.services, { token: ctx.bearer ?? args.key ?? undefined, origin: ctx.origin }, args.installationId ?? undefined),
   }),
   publishableKeyStatus: t.field({
     type: KeyStatus,

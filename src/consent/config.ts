@@ -1,5 +1,6 @@
 import canonicalize from 'canonicalize';
 import { sha256Hex } from '../auth/tokens.js';
+import type { Translation } from './experience.js';
 
 // The published configuration and its two hashes, exactly as decisions.md defines them.
 
@@ -97,8 +98,10 @@ export function storedConfig(json: unknown): ConsentConfig {
 /**
  * The consent surface: what a visitor agrees to. Branding (labels, colours,
  * logo, sort order, ids) is left out, so changing it does not re-prompt.
+ * With translations (extensions.md section 2) the surface gains the translated
+ * texts of every language; without any, the hash is exactly decisions.md's.
  */
-export function consentHash(config: ConsentConfig): string {
+export function consentHash(config: ConsentConfig, translations?: Record<string, Translation>): string {
   const categoryName = new Map(config.categories.map((category) => [category.id, category.name]));
   const purposes = config.purposes
     .map((purpose) => ({
@@ -109,7 +112,42 @@ export function consentHash(config: ConsentConfig): string {
       category: categoryName.get(purpose.categoryId) ?? '',
     }))
     .sort((a, b) => byCodeUnits(a.key, b.key));
-  return canonicalHash({ purposes, notice: { title: config.notice.title, description: config.notice.description } });
+  const surface = { purposes, notice: { title: config.notice.title, description: config.notice.description } };
+  const translated = translatedSurface(config, translations ?? {});
+  return canonicalHash(translated ? { ...surface, translations: translated } : surface);
+}
+
+/**
+ * `{ <locale>: { notice: {title, description}, purposes: { <key>: {name, description} },
+ * categories: { <category name>: name } } }` with only the fields present; a locale that
+ * translates none of them (only labels or UI strings) is left out, and so is an empty result.
+ */
+function translatedSurface(config: ConsentConfig, translations: Record<string, Translation>) {
+  const result: Record<string, Record<string, unknown>> = {};
+  for (const [locale, translation] of Object.entries(translations)) {
+    const entry: Record<string, unknown> = {};
+    const notice = present({ title: translation.notice?.title, description: translation.notice?.description });
+    if (notice) entry.notice = notice;
+    const purposes: Record<string, unknown> = {};
+    for (const [key, texts] of Object.entries(translation.purposes ?? {})) {
+      const fields = present({ name: texts.name, description: texts.description });
+      if (fields) purposes[key] = fields;
+    }
+    if (Object.keys(purposes).length) entry.purposes = purposes;
+    const categories: Record<string, string> = {};
+    for (const category of config.categories) {
+      const name = translation.categories?.[category.id]?.name;
+      if (name !== undefined) categories[category.name] = name;
+    }
+    if (Object.keys(categories).length) entry.categories = categories;
+    if (Object.keys(entry).length) result[locale] = entry;
+  }
+  return Object.keys(result).length ? result : undefined;
+}
+
+function present(fields: Record<string, string | undefined>): Record<string, string> | undefined {
+  const kept = Object.entries(fields).filter((entry): entry is [string, string] => entry[1] !== undefined);
+  return kept.length ? Object.fromEntries(kept) : undefined;
 }
 
 /** Everything the SDK receives for a version (the source of its ETag). */

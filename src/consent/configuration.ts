@@ -2,26 +2,39 @@ import canonicalize from 'canonicalize';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { buildConfig, NOTICE_FIELDS } from './config.js';
 import { readDraft, readDrafts, type Draft } from './draft.js';
+import { experienceChanged, readExperience, type Experience } from './experience.js';
 import { latestPublishedVersion, latestPublishedVersions, type PublishedVersion } from './versions.js';
 
 /**
  * GET /consent: the draft, the latest version, and whether publishing would
- * change the published config (before the first publish: whether the draft has anything).
+ * change the published config or experience (before the first publish: whether the draft has anything).
  */
 export async function consentConfiguration(db: PrismaClient | Prisma.TransactionClient, projectId: string) {
-  const [draft, latestVersion] = await Promise.all([readDraft(db, projectId), latestPublishedVersion(db, projectId)]);
-  return summarise(draft, latestVersion);
+  const [draft, experience, latestVersion] = await Promise.all([
+    readDraft(db, projectId),
+    readExperience(db, projectId),
+    latestPublishedVersion(db, projectId),
+  ]);
+  return summarise(draft, experience, latestVersion);
 }
 
-/** consentConfiguration of many projects in four statements (the operator graph batches projects). */
+/** consentConfiguration of many projects in a fixed number of statements (the operator graph batches projects). */
 export async function consentConfigurations(db: PrismaClient | Prisma.TransactionClient, projectIds: readonly string[]) {
-  const [drafts, latest] = await Promise.all([readDrafts(db, projectIds), latestPublishedVersions(db, projectIds)]);
-  return projectIds.map((id) => summarise(drafts.get(id)!, latest.get(id) ?? null));
+  const [drafts, experienceRows, latest] = await Promise.all([
+    readDrafts(db, projectIds),
+    db.consentExperience.findMany({ where: { projectId: { in: [...projectIds] } }, select: { projectId: true, settings: true } }),
+    latestPublishedVersions(db, projectIds),
+  ]);
+  const experiences = new Map(experienceRows.map((row) => [row.projectId, row.settings as unknown as Experience]));
+  return projectIds.map((id) => summarise(drafts.get(id)!, experiences.get(id) ?? null, latest.get(id) ?? null));
 }
 
-function summarise(draft: Draft, latestVersion: PublishedVersion | null) {
+function summarise(draft: Draft, experience: Experience | null, latestVersion: PublishedVersion | null) {
   const hasUnpublishedChanges = latestVersion
-    ? canonicalize(buildConfig(draft)) !== canonicalize(latestVersion.config)
-    : draft.categories.length > 0 || draft.purposes.length > 0 || NOTICE_FIELDS.some((field) => draft.notice[field] !== '');
-  return { draft, latestVersion, hasUnpublishedChanges };
+    ? canonicalize(buildConfig(draft)) !== canonicalize(latestVersion.config) || experienceChanged(experience, latestVersion.experience)
+    : draft.categories.length > 0 ||
+      draft.purposes.length > 0 ||
+      NOTICE_FIELDS.some((field) => draft.notice[field] !== '') ||
+      experience !== null;
+  return { draft, experience, latestVersion, hasUnpublishedChanges };
 }

@@ -87,7 +87,7 @@ export const draftInput = z.object({
 export type NoticeInput = z.output<typeof noticeInput>;
 export type DraftInput = z.output<typeof draftInput>;
 
-function isHttpsUrl(value: string): boolean {
+export function isHttpsUrl(value: string): boolean {
   try {
     const url = new URL(value);
     return url.protocol === 'https:' && !!url.hostname;

@@ -7,6 +7,7 @@ import type { Services } from '../services.js';
 import { sdkCache } from '../sdk/cache.js';
 import { buildConfig, consentHash, contentHash, storedConfig, type ConsentConfig } from './config.js';
 import { readDraft, withProjectLock } from './draft.js';
+import { experienceReferenceIssues, readExperience, type Experience } from './experience.js';
 
 type Db = PrismaClient | Prisma.TransactionClient;
 
@@ -18,14 +19,16 @@ export interface PublishedVersion {
   contentHash: string;
   consentHash: string;
   config: ConsentConfig;
+  /** The experience snapshot; null when the project had none at publish. */
+  experience: Experience | null;
 }
 
-const VERSION_FIELDS = { id: true, number: true, publishedAt: true, contentHash: true, consentHash: true, config: true } as const;
+const VERSION_FIELDS = { id: true, number: true, publishedAt: true, contentHash: true, consentHash: true, config: true, experience: true } as const;
 
 /** The newest published version of a project (what the SDK serves), or null before the first publish. */
 export async function latestPublishedVersion(db: Db, projectId: string): Promise<PublishedVersion | null> {
   const version = await db.consentVersion.findFirst({ where: { projectId }, orderBy: { number: 'desc' }, select: VERSION_FIELDS });
-  return version && { ...version, config: storedConfig(version.config) };
+  return version && { ...version, config: storedConfig(version.config), experience: version.experience as Experience | null };
 }
 
 /** The newest version of each of many projects in two statements (the operator graph batches projects). */
@@ -39,7 +42,12 @@ export async function latestPublishedVersions(db: Db, projectIds: readonly strin
     where: { id: { in: newest.map((row) => row.id) } },
     select: { ...VERSION_FIELDS, projectId: true },
   });
-  return new Map(rows.map(({ projectId, ...version }) => [projectId, { ...version, config: storedConfig(version.config) }]));
+  return new Map(
+    rows.map(({ projectId, ...version }) => [
+      projectId,
+      { ...version, config: storedConfig(version.config), experience: version.experience as Experience | null },
+    ]),
+  );
 }
 
 /** The evidence path of a version, also the link of its notification. */
@@ -55,10 +63,13 @@ export const evidencePath = (projectId: string, versionId: string) =>
 export async function publishDraft(services: Services, projectId: string, publishedById: string): Promise<PublishedVersion> {
   try {
     const published = await withProjectLock(services, projectId, async (tx) => {
-      const draft = await readDraft(tx, projectId);
+      const [draft, experience] = await Promise.all([readDraft(tx, projectId), readExperience(tx, projectId)]);
       const issues: ValidationIssue[] = [];
       if (!draft.purposes.length) issues.push({ path: ['purposes'], message: 'Publishing needs at least one purpose' });
       if (!/\S/.test(draft.notice.title)) issues.push({ path: ['notice', 'title'], message: 'Publishing needs a notice title' });
+      if (experience) {
+        for (const issue of experienceReferenceIssues(experience, draft)) issues.push({ ...issue, path: ['experience', ...issue.path] });
+      }
       if (issues.length) throw validationFailed(issues, 'The draft cannot be published yet');
 
       const latest = await tx.consentVersion.findFirst({ where: { projectId }, orderBy: { number: 'desc' }, select: { number: true } });
@@ -71,7 +82,8 @@ export async function publishDraft(services: Services, projectId: string, publis
           number,
           config: config as unknown as Prisma.InputJsonObject,
           contentHash: contentHash(number, config),
-          consentHash: consentHash(config),
+          consentHash: consentHash(config, experience?.translations),
+          ...(experience && { experience: experience as unknown as Prisma.InputJsonObject }),
           publishedAt: services.now(),
           publishedById,
         },
@@ -88,7 +100,7 @@ export async function publishDraft(services: Services, projectId: string, publis
         createdAt: version.publishedAt,
       });
       const { project: _project, ...published } = version;
-      return { ...published, config };
+      return { ...published, config, experience };
     });
     // Other instances hear of it through the database (see src/sdk/cache.ts); this one forgets at once.
     sdkCache(services).invalidateProject(projectId);

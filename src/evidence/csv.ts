@@ -1,13 +1,16 @@
 import { stringify } from 'csv-stringify/sync';
 import { NOTICE_FIELDS } from '../consent/config.js';
+import type { Experience } from '../consent/experience.js';
 import type { EvidenceDocument } from './html.js';
+import { translationRows } from './translations.js';
 
 /**
- * The package as CSV, three blocks separated by an empty line, each with its
- * own header row (docs/consent.md):
+ * The package as CSV, three blocks (four with an experience) separated by an
+ * empty line, each with its own header row (docs/consent.md):
  *   1. `field,value`: project, version, publisher, hashes, receipts, notice, generatedAt
  *   2. purposes: key, name, description, required, category, sortOrder, id, categoryId
  *   3. categories: id, name, sortOrder
+ *   4. translations (versions with an experience): locale, field, text
  * Text cells that a spreadsheet would run as a formula (= + - @ tab CR first)
  * get a leading apostrophe; numbers and booleans are written as they are.
  */
@@ -31,6 +34,7 @@ export function renderEvidenceCsv({ project, evidence, generatedAt }: EvidenceDo
     ['receiptsCount', evidence.receiptsCount],
     ['firstReceiptAt', iso(evidence.firstReceiptAt)],
     ...NOTICE_FIELDS.map((field): [string, string] => [`notice.${field}`, config.notice[field]]),
+    ...experienceFields(evidence.experience),
     ['generatedAt', iso(generatedAt)],
   ];
   const purposes = config.purposes.map((purpose) => [
@@ -50,7 +54,31 @@ export function renderEvidenceCsv({ project, evidence, generatedAt }: EvidenceDo
     stringify([['field', 'value'], ...fields], options),
     stringify([['purpose.key', 'purpose.name', 'purpose.description', 'purpose.required', 'purpose.category', 'purpose.sortOrder', 'purpose.id', 'purpose.categoryId'], ...purposes], options),
     stringify([['category.id', 'category.name', 'category.sortOrder'], ...categories], options),
+    // A fourth block only for versions published with an experience.
+    ...(evidence.experience
+      ? [stringify([['translation.locale', 'translation.field', 'translation.text'], ...translationRows(evidence.experience, categoryName)], options)]
+      : []),
   ].join('\n');
+}
+
+/** The experience's settings as `experience.*` rows (lists joined with a space). */
+function experienceFields(experience: Experience | undefined): [string, string | number][] {
+  if (!experience) return [];
+  return [
+    ['experience.defaultLocale', experience.defaultLocale],
+    ['experience.locales', Object.keys(experience.translations).sort().join(' ')],
+    ['experience.privacyPolicyUrl', experience.privacyPolicyUrl],
+    ['experience.reconsentAfterDays', experience.reconsentAfterDays],
+    ['experience.gpc.optOutPurposes', experience.gpc.optOutPurposes.join(' ')],
+    ['experience.googleConsentMode.enabled', String(experience.googleConsentMode.enabled)],
+    ...Object.entries(experience.googleConsentMode.signals).map(([signal, keys]): [string, string] => [
+      `experience.googleConsentMode.signals.${signal}`,
+      keys.join(' '),
+    ]),
+    ...Object.entries(experience.cookies).map(([key, names]): [string, string] => [`experience.cookies.${key}`, names.join(' ')]),
+    ['experience.theme.colorScheme', experience.theme.colorScheme],
+    ['experience.theme.borderRadius', experience.theme.borderRadius],
+  ];
 }
 
 function neutralizeFormula(value: string): string {

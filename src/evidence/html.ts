@@ -1,5 +1,7 @@
 import canonicalize from 'canonicalize';
 import { consentHash, contentHash } from '../consent/config.js';
+import { translationRows } from './translations.js';
+import type { Experience } from '../consent/experience.js';
 import type { EvidencePackage } from './package.js';
 import { packageHash } from './package.js';
 
@@ -29,7 +31,7 @@ export function renderEvidenceHtml({ project, evidence, generatedAt }: EvidenceD
   const { packageHash: claimed, ...otherHashes } = hashes;
   const checks = {
     contentHash: contentHash(version.number, config) === hashes.contentHash,
-    consentHash: consentHash(config) === hashes.consentHash,
+    consentHash: consentHash(config, evidence.experience?.translations) === hashes.consentHash,
     packageHash: packageHash({ ...evidence, hashes: otherHashes }) === claimed,
   };
   const color = /^#[0-9a-fA-F]{6}$/.test(config.notice.primaryColor) ? config.notice.primaryColor : null;
@@ -190,6 +192,7 @@ export function renderEvidenceHtml({ project, evidence, generatedAt }: EvidenceD
     </dl>
   </section>
 
+${evidence.experience ? experienceSection(evidence.experience, categoryName) : ''}
   <section>
     <h2>Appendix: configuration JSON (canonical)</h2>
     <pre class="json">${esc(canonicalize(config))}</pre>
@@ -203,4 +206,33 @@ export function renderEvidenceHtml({ project, evidence, generatedAt }: EvidenceD
 </body>
 </html>
 `;
+}
+
+/** Settings, then every translated text as (locale, field, text) rows, then the JSON. */
+function experienceSection(experience: Experience, categoryName: Map<string, string>): string {
+  const keys = (values: string[]) => (values.length ? esc(values.join(', ')) : '<span class="muted">(none)</span>');
+  const signals = Object.entries(experience.googleConsentMode.signals)
+    .map(([signal, purposes]) => `<dt>${esc(signal)}</dt><dd>${keys(purposes)}</dd>`)
+    .join('');
+  const cookies = Object.entries(experience.cookies)
+    .map(([purpose, names]) => `<dt>Cookies of ${esc(purpose)}</dt><dd class="mono">${keys(names)}</dd>`)
+    .join('');
+  const rows = translationRows(experience, categoryName)
+    .map(([locale, field, text]) => `<tr><td class="mono">${esc(locale)}</td><td class="mono">${esc(field)}</td><td class="text">${orDash(text)}</td></tr>`)
+    .join('');
+  return `
+  <section>
+    <h2>Experience</h2>
+    <dl class="facts">
+      <dt>Default locale</dt><dd class="mono">${esc(experience.defaultLocale)}</dd>
+      <dt>Privacy policy</dt><dd class="mono text">${orDash(experience.privacyPolicyUrl)}</dd>
+      <dt>Ask again after</dt><dd>${experience.reconsentAfterDays ? `${esc(experience.reconsentAfterDays)} days` : 'never'}</dd>
+      <dt>GPC opts out of</dt><dd>${keys(experience.gpc.optOutPurposes)}</dd>
+      <dt>Google Consent Mode</dt><dd>${experience.googleConsentMode.enabled ? 'enabled' : 'disabled'}</dd>
+      ${signals}${cookies}
+      <dt>Theme</dt><dd>${esc(experience.theme.colorScheme)}, radius ${esc(experience.theme.borderRadius)}px</dd>
+    </dl>
+    ${rows ? `<table><thead><tr><th scope="col">Locale</th><th scope="col">Field</th><th scope="col">Text</th></tr></thead><tbody>${rows}</tbody></table>` : '<p class="muted">No translations.</p>'}
+    <pre class="json">${esc(canonicalize(experience))}</pre>
+  </section>`;
 }

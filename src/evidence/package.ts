@@ -1,4 +1,5 @@
 import { canonicalHash, storedConfig } from '../consent/config.js';
+import type { Experience } from '../consent/experience.js';
 import { notFound } from '../errors.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 
@@ -44,16 +45,19 @@ export async function publishEvidencePackage(db: PrismaClient, projectId: string
         contentHash: true,
         consentHash: true,
         config: true,
+        experience: true,
         publishedBy: { select: { id: true, email: true, name: true } },
       },
     }),
     db.receipt.aggregate({ where: { versionId, projectId }, _count: { _all: true }, _min: { createdAt: true } }),
   ]);
   if (!version) throw notFound('Version');
-  const { config, publishedBy, ...versionFields } = version;
+  const { config, experience, publishedBy, ...versionFields } = version;
   const evidence = {
     version: versionFields,
     config: storedConfig(config),
+    // Only versions published with an experience carry it, so older packages hash as they always did.
+    ...(experience !== null && { experience: experience as unknown as Experience }),
     publishedBy: publishedBy as Publisher,
     hashes: { contentHash: version.contentHash, consentHash: version.consentHash },
     receiptsCount: receipts._count._all,

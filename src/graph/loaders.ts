@@ -129,6 +129,8 @@ function createLoaders(ctx: Context) {
             choices: true,
             installationId: true,
             sdkVersion: true,
+            locale: true,
+            gpc: true,
             createdAt: true,
             version: { select: { number: true } },
           },

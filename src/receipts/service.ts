@@ -15,6 +15,9 @@ export interface ReceiptView {
   installationId: string;
   sdkVersion: string | null;
   createdAt: Date;
+  /** extensions.md section 3; null when the SDK did not send them (left out of the wire shapes then). */
+  locale: string | null;
+  gpc: boolean | null;
 }
 
 const timestamp = z.iso.datetime({ offset: true, message: 'Must be an ISO 8601 timestamp' }).transform((value) => new Date(value));
@@ -72,6 +75,8 @@ export async function listReceipts(services: Services, projectId: string, input:
       installationId: true,
       sdkVersion: true,
       createdAt: true,
+      locale: true,
+      gpc: true,
       version: { select: { number: true } },
     },
   });
@@ -108,7 +113,8 @@ export function planExport(services: Services, projectId: string, input: unknown
 }
 
 export const EXPORT_BATCH = 2_000;
-export const EXPORT_COLUMNS = ['id', 'versionId', 'versionNumber', 'consentHash', 'choices', 'installationId', 'sdkVersion', 'createdAt'] as const;
+// locale and gpc (extensions.md section 3) come last, so the contract's columns keep their places.
+export const EXPORT_COLUMNS = ['id', 'versionId', 'versionNumber', 'consentHash', 'choices', 'installationId', 'sdkVersion', 'createdAt', 'locale', 'gpc'] as const;
 
 interface ExportRow {
   id: string;
@@ -118,6 +124,8 @@ interface ExportRow {
   installation_id: string;
   sdk_version: string | null;
   created_at: Date | string;
+  locale: string | null;
+  gpc: boolean | null;
 }
 
 /**
@@ -144,6 +152,8 @@ async function* exportBatches(services: Services, request: ExportRequest): Async
         installationId: row.installation_id,
         sdkVersion: row.sdk_version,
         createdAt: new Date(row.created_at),
+        locale: row.locale,
+        gpc: row.gpc,
       }),
     );
     yield batch;
@@ -153,7 +163,7 @@ async function* exportBatches(services: Services, request: ExportRequest): Async
   }
 }
 
-const BATCH_SQL = `SELECT id, version_id, consent_hash, choices, installation_id, sdk_version, created_at
+const BATCH_SQL = `SELECT id, version_id, consent_hash, choices, installation_id, sdk_version, created_at, locale, gpc
   FROM receipts
  WHERE project_id = $1 AND created_at < $2 AND (created_at, id) > ($3, $4)
  ORDER BY created_at, id
@@ -176,7 +186,14 @@ function readBatch(services: Services, params: unknown[]): Promise<ExportRow[]> 
   });
 }
 
-const wire = (receipt: ReceiptView) => ({ ...receipt, createdAt: receipt.createdAt.toISOString() });
+/** A receipt on the wire: locale and gpc only when recorded, so receipts of contract clients keep the contract's shape. */
+export const wireReceipt = <R extends { locale: string | null; gpc: boolean | null }>({ locale, gpc, ...receipt }: R) => ({
+  ...receipt,
+  ...(locale !== null && { locale }),
+  ...(gpc !== null && { gpc }),
+});
+
+const wire = (receipt: ReceiptView) => ({ ...wireReceipt(receipt), createdAt: receipt.createdAt.toISOString() });
 
 /** The export as a byte stream (CSV through csv-stringify, or one JSON object per line). */
 export function exportReceipts(services: Services, request: ExportRequest): Readable {
@@ -192,7 +209,7 @@ export function exportReceipts(services: Services, request: ExportRequest): Read
   const records = Readable.from(
     (async function* () {
       for await (const batch of batches) {
-        for (const receipt of batch) yield { ...wire(receipt), choices: JSON.stringify(receipt.choices) };
+        for (const receipt of batch) yield { ...wire(receipt), choices: JSON.stringify(receipt.choices), locale: receipt.locale ?? '', gpc: receipt.gpc ?? '' };
       }
     })(),
   );

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { sha256Hex } from '../auth/tokens.js';
 import { storedConfig } from '../consent/config.js';
+import type { Experience } from '../consent/experience.js';
 import type { PublishedVersion } from '../consent/versions.js';
 import { outageMonitor } from '../db/unavailable.js';
 import type { Services } from '../services.js';
@@ -163,7 +164,7 @@ export class SdkCache {
       prisma.consentVersion.findFirst({
         where: { projectId },
         orderBy: { number: 'desc' },
-        select: { id: true, number: true, publishedAt: true, contentHash: true, consentHash: true, config: true },
+        select: { id: true, number: true, publishedAt: true, contentHash: true, consentHash: true, config: true, experience: true },
       }),
     ]);
     return {
@@ -172,7 +173,7 @@ export class SdkCache {
       origins: new OriginRules(project.allowedOrigins),
       revokedKeyIds: new Set(revoked.map((key) => key.id)),
       // JSONB keeps keys in its own order: serve them in the contract's.
-      version: version && { ...version, config: storedConfig(version.config) },
+      version: version && { ...version, config: storedConfig(version.config), experience: version.experience as Experience | null },
     };
   }
 

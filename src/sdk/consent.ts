@@ -1,12 +1,14 @@
 import { uuidv7 } from 'uuidv7';
 import { z } from 'zod';
 import type { Services } from '../services.js';
+import { canonicalLocale, EXPERIENCE_LIMITS } from '../consent/experience.js';
 import { authenticateSdk } from './access.js';
 import { sdkCache } from './cache.js';
 import { consentHashMismatch, invalidBody, invalidVersion } from './errors.js';
 import { receiptWriter } from './receipt-writer.js';
 
 export const MAX_CHOICES = 200;
+export const INSTALLATION_ID = /^[A-Za-z0-9_-]{8,64}$/;
 
 /** Exactly these fields: anything else (an IP, an e-mail, a user id) is refused, never stored. */
 export const consentBody = z
@@ -16,9 +18,17 @@ export const consentBody = z
     choices: z
       .record(z.string(), z.boolean())
       .refine((choices) => Object.keys(choices).length <= MAX_CHOICES, `At most ${MAX_CHOICES} choices`),
-    installationId: z.string().regex(/^[A-Za-z0-9_-]{8,64}$/, 'installationId must be 8 to 64 of [A-Za-z0-9_-]'),
+    installationId: z.string().regex(INSTALLATION_ID, 'installationId must be 8 to 64 of [A-Za-z0-9_-]'),
     timestamp: z.iso.datetime({ offset: true }).optional(),
     sdkVersion: z.string().max(64).optional(),
+    // extensions.md section 3: the language the visitor saw (stored in canonical case) and Global Privacy Control.
+    locale: z
+      .string()
+      .max(EXPERIENCE_LIMITS.localeTag)
+      .refine((tag) => canonicalLocale(tag) !== undefined, 'locale must be a BCP 47 language tag')
+      .transform((tag) => canonicalLocale(tag)!)
+      .optional(),
+    gpc: z.boolean().optional(),
   })
   .strict();
 
@@ -73,6 +83,8 @@ export async function recordConsent(
     choices,
     installationId: body.installationId,
     sdkVersion: body.sdkVersion ?? null,
+    locale: body.locale ?? null,
+    gpc: body.gpc ?? null,
     apiKeyId: keyId,
     createdAt,
   });

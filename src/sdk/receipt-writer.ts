@@ -19,6 +19,8 @@ export interface NewReceipt {
   choices: Record<string, boolean>;
   installationId: string;
   sdkVersion: string | null;
+  locale: string | null;
+  gpc: boolean | null;
   apiKeyId: string;
   createdAt: Date;
 }
@@ -123,13 +125,13 @@ export class ReceiptWriter {
       // One statement for the whole batch, in raw SQL: Prisma would plan a new query for every batch size.
       const column = <K extends keyof NewReceipt>(key: K) => receipts.map((r) => r[key]);
       await tx.$executeRaw`
-        INSERT INTO receipts (id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at)
-        SELECT id, project_id, version_id, consent_hash, choices::jsonb, installation_id, sdk_version, api_key_id, created_at::timestamptz
+        INSERT INTO receipts (id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc)
+        SELECT id, project_id, version_id, consent_hash, choices::jsonb, installation_id, sdk_version, api_key_id, created_at::timestamptz, locale, gpc
         FROM unnest(${column('id')}::text[], ${column('projectId')}::text[], ${column('versionId')}::text[],
                     ${column('consentHash')}::text[], ${receipts.map((r) => JSON.stringify(r.choices))}::text[],
                     ${column('installationId')}::text[], ${column('sdkVersion')}::text[], ${column('apiKeyId')}::text[],
-                    ${receipts.map((r) => r.createdAt.toISOString())}::text[])
-          AS r(id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at)`;
+                    ${receipts.map((r) => r.createdAt.toISOString())}::text[], ${column('locale')}::text[], ${column('gpc')}::boolean[])
+          AS r(id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc)`;
       // The outbox insert only matters where a webhook is enabled; ask once per batch.
       const webhooks = await tx.$queryRaw<{ project_id: string }[]>`
         SELECT project_id FROM webhooks WHERE project_id = ANY(${projectIds}::text[]) AND enabled`;
@@ -150,6 +152,9 @@ export class ReceiptWriter {
               consentHash: receipt.consentHash,
               choices: receipt.choices,
               installationId: receipt.installationId,
+              // Only when the SDK sent them: contract receivers see the contract's data.
+              ...(receipt.locale !== null && { locale: receipt.locale }),
+              ...(receipt.gpc !== null && { gpc: receipt.gpc }),
             },
           })),
       );
