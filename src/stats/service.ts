@@ -140,9 +140,14 @@ export async function consentStatsOf(services: Services, projectIds: readonly st
       totals.gpc += b.gpc;
       for (const [key, granted] of Object.entries(b.purposes)) totals.purposes[key] = (totals.purposes[key] ?? 0) + granted;
     }
+    for (const counts of [...buckets, totals]) counts.purposes = byKey(counts.purposes);
     return { from, to, interval, buckets, totals };
   });
 }
+
+/** Purposes in key order, so answers are stable whatever order the database returned them. */
+const byKey = (purposes: Record<string, number>) =>
+  Object.fromEntries(Object.entries(purposes).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 
 /** GET /receipts/stats of one project. */
 export async function consentStats(services: Services, projectId: string, input: unknown): Promise<ConsentStats> {
