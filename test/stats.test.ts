@@ -157,6 +157,47 @@ describe('GET /receipts/stats', () => {
     expect(Number(row!.n)).toBe(300);
   });
 
+  it('counts a receipt if and only if it is stored: a failing receipt is not counted, its batch neighbours once each', async () => {
+    // Checked broken on purpose (scratch edit, reverted: the rollup upsert in its own transaction before the
+    // receipts'): the refused receipts are counted too and totals.receipts is 24, not 20.
+    const s = await setup();
+    setClock('2026-03-06T09:00:00.000Z');
+    const db = server.services.db;
+    const fn = `fail_stats_${Date.now().toString(36)}`;
+    await db.query(`
+      CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.installation_id LIKE 'refused-%' THEN RAISE EXCEPTION 'injected failure'; END IF;
+        RETURN NEW;
+      END $$`);
+    await db.query(`CREATE TRIGGER ${fn} BEFORE INSERT ON receipts FOR EACH ROW EXECUTE FUNCTION ${fn}()`);
+    try {
+      const results = await Promise.all(
+        Array.from({ length: 24 }, (_, i) =>
+          server.request('POST', '/api/sdk/v1/consent', {
+            token: s.key.secret,
+            body: {
+              versionId: s.version.id,
+              consentHash: s.version.consentHash,
+              choices: { analytics: true, marketing: i % 2 === 0 },
+              installationId: `${i % 6 === 3 ? 'refused' : 'stored'}-${i}-installation`,
+            },
+          }),
+        ),
+      );
+      const stored = results.filter((res) => res.status === 201).length;
+      expect(stored).toBe(20);
+      const res = await s.stats('?from=2026-03-06&to=2026-03-06');
+      const [row] = await db.query<{ n: string | number }>('SELECT count(*) AS n FROM receipts WHERE project_id = $1', [s.project.id]);
+      expect(Number(row!.n)).toBe(20);
+      expect(res.body.totals.receipts).toBe(20);
+      expect(res.body.totals.purposes).toEqual({ analytics: 20, marketing: 12, necessary: 20 });
+    } finally {
+      await db.query(`DROP TRIGGER ${fn} ON receipts`);
+      await db.query(`DROP FUNCTION ${fn}()`);
+    }
+  });
+
   it('answers a Viewer, 404 to a non-member, 401 without a session', async () => {
     const s = await setup();
     expect((await s.stats('', s.viewer.token)).status).toBe(200);
