@@ -75,9 +75,9 @@ export async function addToRollup(tx: Prisma.TransactionClient, receipts: readon
   await tx.$executeRaw`
     INSERT INTO consent_stats_daily AS s (project_id, day, version_id, shard, receipts, accepted_all, rejected_all, customised, gpc, purposes)
     SELECT project_id, day::date, version_id, ${shard}::smallint, receipts, accepted_all, rejected_all, customised, gpc, purposes::jsonb
-    FROM unnest(${column('projectId')}::text[], ${column('day')}::text[], ${column('versionId')}::text[], ${column('receipts')}::bigint[],
-                ${column('acceptedAll')}::bigint[], ${column('rejectedAll')}::bigint[], ${column('customised')}::bigint[],
-                ${column('gpc')}::bigint[], ${buckets.map((b) => JSON.stringify(b.purposes))}::text[])
+    FROM unnest(${column('projectId')}::text[], ${column('day')}::text[], ${column('versionId')}::text[], ${column('receipts')}::int[],
+                ${column('acceptedAll')}::int[], ${column('rejectedAll')}::int[], ${column('customised')}::int[],
+                ${column('gpc')}::int[], ${buckets.map((b) => JSON.stringify(b.purposes))}::text[])
       AS b(project_id, day, version_id, receipts, accepted_all, rejected_all, customised, gpc, purposes)
     ON CONFLICT (project_id, day, version_id, shard) DO UPDATE SET
       receipts = s.receipts + EXCLUDED.receipts,

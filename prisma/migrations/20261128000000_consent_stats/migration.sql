@@ -8,11 +8,11 @@ CREATE TABLE "consent_stats_daily" (
   "day" DATE NOT NULL,
   "version_id" TEXT NOT NULL REFERENCES "consent_versions"("id") ON DELETE CASCADE ON UPDATE CASCADE,
   "shard" SMALLINT NOT NULL DEFAULT 0,
-  "receipts" BIGINT NOT NULL DEFAULT 0,
-  "accepted_all" BIGINT NOT NULL DEFAULT 0,
-  "rejected_all" BIGINT NOT NULL DEFAULT 0,
-  "customised" BIGINT NOT NULL DEFAULT 0,
-  "gpc" BIGINT NOT NULL DEFAULT 0,
+  "receipts" INTEGER NOT NULL DEFAULT 0,
+  "accepted_all" INTEGER NOT NULL DEFAULT 0,
+  "rejected_all" INTEGER NOT NULL DEFAULT 0,
+  "customised" INTEGER NOT NULL DEFAULT 0,
+  "gpc" INTEGER NOT NULL DEFAULT 0,
   "purposes" JSONB NOT NULL DEFAULT '{}',
   PRIMARY KEY ("project_id", "day", "version_id", "shard")
 );
