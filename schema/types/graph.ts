@@ -100,7 +100,7 @@ builder.objectFields(Project, (t) => ({
   consentStats: t.field({
     type: ConsentStatsRef,
     nullable: true,
-    description: `Consent analytics (Viewer or above, as GET /receipts/stats; projects asking the same range share two statements). ${STATS_ARGS_DESCRIPTION}`,
+    description: `Consent analytics (Viewer or above, as GET /receipts/stats; projects asking the same range share one statement). ${STATS_ARGS_DESCRIPTION}`,
     args: { from: t.arg.string(), to: t.arg.string(), interval: t.arg.string(), versionId: t.arg.id() },
     authScopes: onProject('VIEWER'),
     resolve: (project, args, ctx) => consentStatsLoader(ctx, statsArgs(args)).load(project.id),

@@ -56,7 +56,7 @@ export const statsArgs = (args: { from?: string | null; to?: string | null; inte
 
 const perRequest = new WeakMap<Context, Map<string, DataLoader<string, ConsentStats>>>();
 
-/** Project.consentStats of every project asking the same range in one batch (two statements). */
+/** Project.consentStats of every project asking the same range in one batch (one statement). */
 export function consentStatsLoader(ctx: Context, input: unknown): DataLoader<string, ConsentStats> {
   const parsed = parseStatsInput(input);
   let loaders = perRequest.get(ctx);

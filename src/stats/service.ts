@@ -82,7 +82,7 @@ function bucketStarts(from: string, to: string, interval: StatsInterval): string
 const emptyCounts = (): StatsCounts => ({ receipts: 0, acceptedAll: 0, rejectedAll: 0, customised: 0, gpc: 0, purposes: {} });
 
 /**
- * Stats of many projects (the operator graph batches them) in two statements. A versionId
+ * Stats of many projects (the operator graph batches them) in one statement. A versionId
  * that is not a version of a project is a validation error for that project alone.
  */
 export async function consentStatsOf(services: Services, projectIds: readonly string[], input: StatsInput): Promise<(ConsentStats | Error)[]> {
@@ -92,39 +92,39 @@ export async function consentStatsOf(services: Services, projectIds: readonly st
     const [version] = await services.db.query<{ project_id: string }>('SELECT project_id FROM consent_versions WHERE id = $1', [versionId]);
     versionProject = version?.project_id;
   }
+  // One statement reads the rows (at most days × versions × 4 shards per project) and they are summed here:
+  // summing `purposes` in SQL (jsonb_each, then a sort by key) took ~100x longer than the counts.
   // date_trunc on a timestamp without time zone: the session's time zone never moves a bucket.
-  const where = `project_id = ANY($1::text[]) AND day BETWEEN $2::date AND $3::date AND ($4::text IS NULL OR version_id = $4)`;
-  const bucket = `to_char(date_trunc($5, day::timestamp), 'YYYY-MM-DD')`;
-  const params = [projectIds, from, to, versionId ?? null, interval];
-  const [counts, purposes] = await Promise.all([
-    services.db.query<{ project_id: string; start: string; receipts: number; accepted_all: number; rejected_all: number; customised: number; gpc: number }>(
-      `SELECT project_id, ${bucket} AS start, sum(receipts)::float8 AS receipts, sum(accepted_all)::float8 AS accepted_all,
-              sum(rejected_all)::float8 AS rejected_all, sum(customised)::float8 AS customised, sum(gpc)::float8 AS gpc
-       FROM consent_stats_daily WHERE ${where} GROUP BY 1, 2`,
-      params,
-    ),
-    services.db.query<{ project_id: string; start: string; key: string; granted: number }>(
-      `SELECT project_id, ${bucket} AS start, e.key, sum(e.value::bigint)::float8 AS granted
-       FROM consent_stats_daily, jsonb_each_text(purposes) e WHERE ${where} GROUP BY 1, 2, 3`,
-      params,
-    ),
-  ]);
+  const rows = await services.db.query<{
+    project_id: string;
+    start: string;
+    receipts: number;
+    accepted_all: number;
+    rejected_all: number;
+    customised: number;
+    gpc: number;
+    purposes: Record<string, number>;
+  }>(
+    `SELECT project_id, to_char(date_trunc($5, day::timestamp), 'YYYY-MM-DD') AS start,
+            receipts, accepted_all, rejected_all, customised, gpc, purposes
+     FROM consent_stats_daily
+     WHERE project_id = ANY($1::text[]) AND day BETWEEN $2::date AND $3::date AND ($4::text IS NULL OR version_id = $4)`,
+    [projectIds, from, to, versionId ?? null, interval],
+  );
   const starts = bucketStarts(from, to, interval);
   const byProject = new Map<string, Map<string, StatsBucket>>();
-  const bucketOf = (projectId: string, start: string) => {
-    let buckets = byProject.get(projectId);
-    if (!buckets) byProject.set(projectId, (buckets = new Map(starts.map((s) => [s, { start: s, ...emptyCounts() }]))));
-    return buckets.get(start)!;
-  };
-  for (const row of counts) {
-    const b = bucketOf(row.project_id, row.start);
-    b.receipts = Number(row.receipts);
-    b.acceptedAll = Number(row.accepted_all);
-    b.rejectedAll = Number(row.rejected_all);
-    b.customised = Number(row.customised);
-    b.gpc = Number(row.gpc);
+  for (const row of rows) {
+    let buckets = byProject.get(row.project_id);
+    if (!buckets) byProject.set(row.project_id, (buckets = new Map(starts.map((s) => [s, { start: s, ...emptyCounts() }]))));
+    const b = buckets.get(row.start)!;
+    b.receipts += Number(row.receipts);
+    b.acceptedAll += Number(row.accepted_all);
+    b.rejectedAll += Number(row.rejected_all);
+    b.customised += Number(row.customised);
+    b.gpc += Number(row.gpc);
+    const purposes = typeof row.purposes === 'string' ? (JSON.parse(row.purposes) as Record<string, number>) : row.purposes;
+    for (const [key, granted] of Object.entries(purposes)) b.purposes[key] = (b.purposes[key] ?? 0) + Number(granted);
   }
-  for (const row of purposes) bucketOf(row.project_id, row.start).purposes[row.key] = Number(row.granted);
 
   return projectIds.map((projectId) => {
     if (versionId !== undefined && versionProject !== projectId) {
