@@ -1,11 +1,11 @@
 import { uuidv7 } from 'uuidv7';
-import type { Prisma } from '../generated/prisma/client.js';
+import { Prisma } from '../generated/prisma/client.js';
 import { isDatabaseUnavailable, serviceUnavailable } from '../db/unavailable.js';
 import { notifyMembers } from '../notifications/notify.js';
 import type { Services } from '../services.js';
 import { enqueueConsentUpdatedBatch } from '../webhooks/outbox.js';
 import { wakeWebhookWorker } from '../webhooks/worker.js';
-import { addToRollup, type Decision } from '../stats/rollup.js';
+import { rollupUpsert, type Decision } from '../stats/rollup.js';
 import { sdkCache } from './cache.js';
 
 type Tx = Prisma.TransactionClient;
@@ -134,17 +134,19 @@ export class ReceiptWriter {
     const enqueued = await this.services.db.prisma.$transaction(async (tx) => {
       const firstReceiptOf = await this.goLiveProjects(tx, unknownLive);
       // One statement for the whole batch, in raw SQL: Prisma would plan a new query for every batch size.
+      // With it, in the same statement, the batch summed into the analytics rollup (src/stats/rollup.ts).
       const column = <K extends keyof NewReceipt>(key: K) => receipts.map((r) => r[key]);
+      const rollup = this.rollup ? rollupUpsert(receipts, shard) : null;
       await tx.$executeRaw`
+        ${rollup ? Prisma.sql`WITH stored AS (` : Prisma.empty}
         INSERT INTO receipts (id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc)
         SELECT id, project_id, version_id, consent_hash, choices::jsonb, installation_id, sdk_version, api_key_id, created_at::timestamptz, locale, gpc
         FROM unnest(${column('id')}::text[], ${column('projectId')}::text[], ${column('versionId')}::text[],
                     ${column('consentHash')}::text[], ${receipts.map((r) => JSON.stringify(r.choices))}::text[],
                     ${column('installationId')}::text[], ${column('sdkVersion')}::text[], ${column('apiKeyId')}::text[],
                     ${receipts.map((r) => r.createdAt.toISOString())}::text[], ${column('locale')}::text[], ${column('gpc')}::boolean[])
-          AS r(id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc)`;
-      // Analytics: the batch summed in memory, one upsert (src/stats/rollup.ts).
-      if (this.rollup) await addToRollup(tx, receipts, shard);
+          AS r(id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc)
+        ${rollup ? Prisma.sql`RETURNING 1) ${rollup}` : Prisma.empty}`;
       // The outbox insert only matters where a webhook is enabled; ask once per batch.
       const webhooks = await tx.$queryRaw<{ project_id: string }[]>`
         SELECT project_id FROM webhooks WHERE project_id = ANY(${projectIds}::text[]) AND enabled`;

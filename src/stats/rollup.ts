@@ -1,6 +1,6 @@
 // The write side of consent analytics: the receipt writer adds each batch to the daily rollup
 // (consent_stats_daily) in the batch's own transaction, with one upsert statement.
-import type { Prisma } from '../generated/prisma/client.js';
+import { Prisma } from '../generated/prisma/client.js';
 
 /** How a receipt answered the optional purposes of its version (docs/analytics.md). */
 export type Decision = 'acceptedAll' | 'rejectedAll' | 'customised';
@@ -64,15 +64,15 @@ export function rollupBuckets(receipts: readonly CountedReceipt[]): Bucket[] {
 }
 
 /**
- * Adds the batch to the rollup: one INSERT … ON CONFLICT DO UPDATE for the whole batch.
+ * The batch added to the rollup: one INSERT … ON CONFLICT DO UPDATE for the whole batch (the receipt
+ * writer runs it in the same statement as the receipts' INSERT, so it costs no round trip).
  * `shard` is the writer's transaction slot, so its concurrent transactions never wait on
  * each other's rows (readers sum over shards).
  */
-export async function addToRollup(tx: Prisma.TransactionClient, receipts: readonly CountedReceipt[], shard: number): Promise<void> {
+export function rollupUpsert(receipts: readonly CountedReceipt[], shard: number): Prisma.Sql {
   const buckets = rollupBuckets(receipts);
-  if (!buckets.length) return;
   const column = <K extends keyof Bucket>(key: K) => buckets.map((b) => b[key]);
-  await tx.$executeRaw`
+  return Prisma.sql`
     INSERT INTO consent_stats_daily AS s (project_id, day, version_id, shard, receipts, accepted_all, rejected_all, customised, gpc, purposes)
     SELECT project_id, day::date, version_id, ${shard}::smallint, receipts, accepted_all, rejected_all, customised, gpc, purposes::jsonb
     FROM unnest(${column('projectId')}::text[], ${column('day')}::text[], ${column('versionId')}::text[], ${column('receipts')}::int[],
