@@ -87,19 +87,21 @@ type Fixture = Awaited<ReturnType<typeof projectFixture>>;
 /** A receipt through the real receipt writer, as the SDK consent route stores it; returns the receipt id. */
 async function writeReceipt(fixture: Fixture): Promise<string> {
   const id = uuidv7();
+  const analytics = Math.random() < 0.5;
   await receiptWriter(services).write({
     id,
     projectId: fixture.projectId,
     versionId: fixture.versionId,
     versionNumber: 1,
     consentHash: 'h'.repeat(64),
-    choices: { necessary: true, analytics: Math.random() < 0.5 },
+    choices: { necessary: true, analytics },
     installationId: 'inst_bench_0001',
     sdkVersion: '1.0.0',
-    apiKeyId: fixture.apiKeyId,
-    createdAt: services.now(),
     locale: null,
     gpc: null,
+    decision: analytics ? 'acceptedAll' : 'rejectedAll',
+    apiKeyId: fixture.apiKeyId,
+    createdAt: services.now(),
   });
   return id;
 }

@@ -79,6 +79,8 @@ describe('a freshly migrated database matches prisma/schema.prisma', () => {
         case 'Boolean':
           return serial % 2 === 0;
         case 'DateTime':
+          // `@db.Date` columns keep the day only (the Pothos datamodel does not say which they are).
+          if (`${model}.${field.name}` === 'ConsentStatsDaily.day') return new Date(Date.UTC(2026, 10, 22));
           return new Date(Date.UTC(2026, 10, 22, 10, 0, serial % 60, 123));
         case 'Json':
           return { nested: { list: [1, 'two', true, null] }, serial };
@@ -111,8 +113,12 @@ describe('a freshly migrated database matches prisma/schema.prisma', () => {
         name[0]!.toLowerCase() + name.slice(1)
       ]!;
       await delegate.create({ data });
-      const id = idFieldOf(name);
-      const read = await delegate.findUniqueOrThrow({ where: { [id]: data[id] } });
+      // A compound primary key (consent_stats_daily) is found by its fields together.
+      const compound = models[name]!.primaryKey?.fields;
+      const where = compound
+        ? { [compound.join('_')]: Object.fromEntries(compound.map((f) => [f, data[f]])) }
+        : { [idFieldOf(name)]: data[idFieldOf(name)] };
+      const read = await delegate.findUniqueOrThrow({ where });
       for (const field of fields.filter((f) => f.kind !== 'object' && !f.isUpdatedAt)) {
         expect(read[field.name], `${name}.${field.name}`).toEqual(data[field.name]);
       }

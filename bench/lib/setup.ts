@@ -13,6 +13,8 @@ export interface BenchProject {
   secret: string;
   keyId: string;
   version: PublishedVersion;
+  /** The owner's session token. */
+  token: string;
 }
 
 /**
@@ -47,7 +49,7 @@ export async function benchProject(overrides: Partial<Config> = {}): Promise<Ben
   const key = await call('POST', `/api/platform/projects/${projectId}/api-keys`, { token, body: { name: 'bench' } });
   // Browsers send an Origin: the allowlist check runs on every benchmarked request.
   await call('PUT', `/api/platform/projects/${projectId}/allowed-origins`, { token, body: { origins: [BENCH_ORIGIN] } });
-  return { server, projectId, secret: key.body.secret, keyId: key.body.apiKey.id, version };
+  return { server, projectId, secret: key.body.secret, keyId: key.body.apiKey.id, version, token };
 }
 
 /**

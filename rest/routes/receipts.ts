@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { exportReceipts, wireReceipt } from '../../src/receipts/service.js';
+import { STATS_INTERVALS } from '../../src/stats/service.js';
 import { route, type RouteDef } from '../route.js';
 import { sessionErrors, timestamp, validationError } from '../schemas.js';
 
@@ -19,6 +20,21 @@ const Receipt = z
   .meta({ id: 'Receipt' });
 
 const base = '/api/platform/projects/:projectId/receipts';
+
+const statsCounts = {
+  receipts: z.number().int(),
+  acceptedAll: z.number().int(),
+  rejectedAll: z.number().int(),
+  customised: z.number().int(),
+  gpc: z.number().int(),
+  purposes: z.record(z.string(), z.number().int()).describe('Purpose key → receipts that granted it'),
+};
+const ConsentStatsBody = z
+  .object({
+    buckets: z.array(z.object({ start: z.iso.date().describe('First UTC day of the bucket'), ...statsCounts })),
+    totals: z.object(statsCounts),
+  })
+  .meta({ id: 'ConsentStats' });
 
 /** `limit` arrives as text; numbers go to GraphQL as Int, anything else fails its coercion as validation_failed. */
 const intOrRaw = (value: string | undefined) => (value !== undefined && /^-?\d{1,15}$/.test(value) ? Number(value) : value);
@@ -80,6 +96,38 @@ export const receiptsRoutes: RouteDef[] = [
     },
     responses: {
       200: { description: 'The export file (attachment)', contentType: 'text/csv', schema: z.string() },
+      ...validationError,
+      ...sessionErrors,
+    },
+  }),
+  route({
+    method: 'GET',
+    path: `${base}/stats`,
+    summary: 'Consent analytics: receipts per UTC day, week or month and how they answered (Viewer or above)',
+    auth: 'session',
+    operation: 'ConsentStats',
+    queryParams: z.object({
+      from: z.iso.date().optional().describe('First UTC day, YYYY-MM-DD, inclusive; default: 29 days before `to`'),
+      to: z.iso.date().optional().describe('Last UTC day, YYYY-MM-DD, inclusive; default: today (UTC); at most 5 years after `from`'),
+      interval: z.enum(STATS_INTERVALS).default('day').optional().describe('Bucket size; weeks start on Monday'),
+      versionId: z.string().optional().describe('Only receipts of this version of the project'),
+    }),
+    variables: ({ params, query }) => ({
+      projectId: params.projectId,
+      from: query.from,
+      to: query.to,
+      interval: query.interval,
+      versionId: query.versionId,
+    }),
+    respond: (data) => ({ status: 200, body: data.consentStats }),
+    responses: {
+      200: {
+        description:
+          'Buckets oldest first, empty ones with zeros, and their totals. Counted from a daily rollup kept in each receipt’s ' +
+          'transaction. acceptedAll: every optional purpose granted (also when the version has none); rejectedAll: every optional ' +
+          'purpose denied; customised: the rest; gpc: the browser sent Global Privacy Control (docs/analytics.md)',
+        schema: ConsentStatsBody,
+      },
       ...validationError,
       ...sessionErrors,
     },

@@ -19,6 +19,7 @@ import { Organization } from './organization.js';
 import { Project } from './project.js';
 import { Receipt } from './receipts.js';
 import { AllowedOriginsRef } from './sdk.js';
+import { consentStatsLoader, ConsentStatsRef, STATS_ARGS_DESCRIPTION, statsArgs } from './stats.js';
 import { Webhook, WebhookDelivery } from './webhooks.js';
 
 const onProject = (role: Role) => (project: { id: string }) => ({ projectRole: { projectId: project.id, role } });
@@ -112,6 +113,14 @@ builder.objectFields(Project, (t) => ({
     description: 'Consent receipts, newest first (Viewer or above, as GET /receipts)',
     authScopes: onProject('VIEWER'),
     resolve: (project, args, ctx) => graphLoaders(ctx).receipts.load({ parentId: project.id, ...pageArgs(args) }),
+  }),
+  consentStats: t.field({
+    type: ConsentStatsRef,
+    nullable: true,
+    description: `Consent analytics (Viewer or above, as GET /receipts/stats; projects asking the same range share one statement). ${STATS_ARGS_DESCRIPTION}`,
+    args: { from: t.arg.string(), to: t.arg.string(), interval: t.arg.string(), versionId: t.arg.id() },
+    authScopes: onProject('VIEWER'),
+    resolve: (project, args, ctx) => consentStatsLoader(ctx, statsArgs(args)).load(project.id),
   }),
   evidence: t.field({
     type: [PublishEvidenceSummary],

@@ -129,9 +129,9 @@ function createLoaders(ctx: Context) {
             choices: true,
             installationId: true,
             sdkVersion: true,
-            createdAt: true,
             locale: true,
             gpc: true,
+            createdAt: true,
             version: { select: { number: true } },
           },
         });

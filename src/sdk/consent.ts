@@ -5,6 +5,7 @@ import { canonicalLocale, EXPERIENCE_LIMITS } from '../consent/experience.js';
 import { authenticateSdk } from './access.js';
 import { sdkCache } from './cache.js';
 import { consentHashMismatch, invalidBody, invalidVersion } from './errors.js';
+import { decisionOf } from '../stats/rollup.js';
 import { receiptWriter } from './receipt-writer.js';
 
 export const MAX_CHOICES = 200;
@@ -92,6 +93,7 @@ export async function recordConsent(
     sdkVersion: body.sdkVersion ?? null,
     locale: body.locale ?? null,
     gpc: body.gpc ?? null,
+    decision: decisionOf(choices, version.purposes),
     apiKeyId: keyId,
     createdAt,
   });

@@ -1,10 +1,11 @@
 import { uuidv7 } from 'uuidv7';
-import type { Prisma } from '../generated/prisma/client.js';
+import { Prisma } from '../generated/prisma/client.js';
 import { isDatabaseUnavailable, serviceUnavailable } from '../db/unavailable.js';
 import { notifyMembers } from '../notifications/notify.js';
 import type { Services } from '../services.js';
 import { enqueueConsentUpdatedBatch } from '../webhooks/outbox.js';
 import { wakeWebhookWorker } from '../webhooks/worker.js';
+import { rollupUpsert, type Decision } from '../stats/rollup.js';
 import { sdkCache } from './cache.js';
 
 type Tx = Prisma.TransactionClient;
@@ -21,6 +22,8 @@ export interface NewReceipt {
   sdkVersion: string | null;
   locale: string | null;
   gpc: boolean | null;
+  /** How it answered the version's optional purposes, for the analytics rollup. */
+  decision: Decision;
   apiKeyId: string;
   createdAt: Date;
 }
@@ -55,6 +58,10 @@ export class ReceiptWriter {
   private expiry: NodeJS.Timeout | undefined;
   /** Receipts refused in the current overload, or null when none is going on (logged once each way). */
   private shed: number | null = null;
+  /** Rollup shards held by running transactions (one per concurrent flush). */
+  private busyShards = new Set<number>();
+  /** Whether batches also update the analytics rollup; off only to measure its cost (bench/stats.ts). */
+  rollup = true;
 
   constructor(private readonly services: Services) {}
 
@@ -98,15 +105,19 @@ export class ReceiptWriter {
 
   private async flush(batch: Pending[]): Promise<void> {
     this.flushing++;
+    let shard = 0;
+    while (this.busyShards.has(shard)) shard++;
+    this.busyShards.add(shard);
     try {
-      await this.store(batch.map((p) => p.receipt));
+      await this.store(batch.map((p) => p.receipt), shard);
       for (const p of batch) p.done();
     } catch (error) {
       // An outage fails the whole batch at once (one by one, each would wait for the database again).
       if (batch.length === 1 || isDatabaseUnavailable(error)) for (const p of batch) p.failed(error);
       // One bad receipt must not fail its neighbours: retry them one by one.
-      else await Promise.all(batch.map((p) => this.store([p.receipt]).then(p.done, p.failed)));
+      else await Promise.all(batch.map((p) => this.store([p.receipt], shard).then(p.done, p.failed)));
     } finally {
+      this.busyShards.delete(shard);
       this.flushing--;
       if (this.shed !== null && this.queue.length <= this.services.config.receiptQueueLimit / 2) {
         this.services.logger.info({ refused: this.shed }, 'receipt queue accepting again');
@@ -116,22 +127,26 @@ export class ReceiptWriter {
     }
   }
 
-  private async store(receipts: NewReceipt[]): Promise<void> {
+  private async store(receipts: NewReceipt[], shard: number): Promise<void> {
     const cache = sdkCache(this.services);
     const projectIds = [...new Set(receipts.map((r) => r.projectId))].sort();
     const unknownLive = projectIds.filter((id) => !cache.knowsReceipts(id));
     const enqueued = await this.services.db.prisma.$transaction(async (tx) => {
       const firstReceiptOf = await this.goLiveProjects(tx, unknownLive);
       // One statement for the whole batch, in raw SQL: Prisma would plan a new query for every batch size.
+      // With it, in the same statement, the batch summed into the analytics rollup (src/stats/rollup.ts).
       const column = <K extends keyof NewReceipt>(key: K) => receipts.map((r) => r[key]);
+      const rollup = this.rollup ? rollupUpsert(receipts, shard) : null;
       await tx.$executeRaw`
+        ${rollup ? Prisma.sql`WITH stored AS (` : Prisma.empty}
         INSERT INTO receipts (id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc)
         SELECT id, project_id, version_id, consent_hash, choices::jsonb, installation_id, sdk_version, api_key_id, created_at::timestamptz, locale, gpc
         FROM unnest(${column('id')}::text[], ${column('projectId')}::text[], ${column('versionId')}::text[],
                     ${column('consentHash')}::text[], ${receipts.map((r) => JSON.stringify(r.choices))}::text[],
                     ${column('installationId')}::text[], ${column('sdkVersion')}::text[], ${column('apiKeyId')}::text[],
                     ${receipts.map((r) => r.createdAt.toISOString())}::text[], ${column('locale')}::text[], ${column('gpc')}::boolean[])
-          AS r(id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc)`;
+          AS r(id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc)
+        ${rollup ? Prisma.sql`RETURNING 1) ${rollup}` : Prisma.empty}`;
       // The outbox insert only matters where a webhook is enabled; ask once per batch.
       const webhooks = await tx.$queryRaw<{ project_id: string }[]>`
         SELECT project_id FROM webhooks WHERE project_id = ANY(${projectIds}::text[]) AND enabled`;
