@@ -192,7 +192,7 @@ describe.runIf(onPostgres)('metrics during a database outage', () => {
       expect((await scrape(server)).has('webhook_outbox_pending')).toBe(true);
       await proxy.refuse({ cut: true });
       // A request meets the outage and the monitor notices it.
-      expect((await server.request('GET', '/api/platform/orgs', { token: t.owner.token })).status).toBe(503);
+      expect((await server.request('GET', `/api/platform/projects/${t.project.id}/consent`, { token: t.owner.token })).status).toBe(503);
       const samples = await scrape(server);
       expect(samples.get('db_unavailable')).toBe(1);
       expect(samples.has('webhook_outbox_pending')).toBe(false);
