@@ -67,7 +67,7 @@ export class RouteTiming {
 export class Metrics {
   readonly registry = new client.Registry();
   private readonly timings = new Map<string, RouteTiming>();
-  private readonly outboxGauges: { backlog: client.Gauge; oldest: client.Gauge };
+  private outboxRow: OutboxRow | undefined;
 
   readonly receiptsWritten: client.Counter;
   readonly receiptBatchSize: client.Histogram;
@@ -160,13 +160,16 @@ export class Metrics {
       },
     });
 
-    const backlog = new client.Gauge({ name: 'webhook_outbox_pending', help: 'Webhook events waiting for delivery (pending)', registers });
-    const oldest = new client.Gauge({
-      name: 'webhook_outbox_oldest_pending_age_seconds',
-      help: 'Age of the oldest pending webhook event, seconds (0 when none)',
-      registers,
-    });
-    this.outboxGauges = { backlog, oldest };
+    // Set by each scrape; undefined (no sample at all, not 0) when the database did not answer in time.
+    const outboxGauge = (name: string, help: string, read: (row: OutboxRow) => number) =>
+      this.registry.registerMetric({
+        name,
+        get: () => ({ name, help, type: 'gauge', values: this.outboxRow ? [{ labels: {}, value: read(this.outboxRow) }] : [], aggregator: 'sum' }),
+      } as unknown as client.Metric);
+    outboxGauge('webhook_outbox_pending', 'Webhook events waiting for delivery (pending)', (row) => row.pending);
+    outboxGauge('webhook_outbox_oldest_pending_age_seconds', 'Age of the oldest pending webhook event, seconds (0 when none)', (row) =>
+      row.oldest === null ? 0 : Math.max(0, (services.now().getTime() - row.oldest.getTime()) / 1000),
+    );
   }
 
   /** The timing of one route and method: call once per route at start-up, keep the object. */
@@ -184,18 +187,11 @@ export class Metrics {
   async scrape(): Promise<{ body: string; contentType: string }> {
     // One cheap query per scrape for both outbox gauges; when it fails or is slow (an outage)
     // they are left out (no sample) and the scrape still answers.
-    const { backlog, oldest } = this.outboxGauges;
-    backlog.reset();
-    oldest.reset();
-    const row = await this.outbox().catch(() => undefined);
-    if (row) {
-      backlog.set(row.pending);
-      oldest.set(row.oldest === null ? 0 : Math.max(0, (this.services.now().getTime() - row.oldest.getTime()) / 1000));
-    }
+    this.outboxRow = await this.outbox().catch(() => undefined);
     return { body: await this.registry.metrics(), contentType: this.registry.contentType };
   }
 
-  private async outbox(): Promise<{ pending: number; oldest: Date | null } | undefined> {
+  private async outbox(): Promise<OutboxRow | undefined> {
     if (outageMonitor(this.services).down) return undefined;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<undefined>((resolve) => {
@@ -208,6 +204,11 @@ export class Metrics {
       .then(([row]) => ({ pending: Number(row!.pending), oldest: row!.oldest === null ? null : new Date(row!.oldest) }));
     return Promise.race([query, timeout]).finally(() => clearTimeout(timer));
   }
+}
+
+interface OutboxRow {
+  pending: number;
+  oldest: Date | null;
 }
 
 const registry = new WeakMap<Services, Metrics>();
