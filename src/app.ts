@@ -15,6 +15,7 @@ import { COMPRESS_MIN_BYTES, compressNow, pickEncoding, varyWithEncoding } from 
 import { headerValue } from './http/headers.js';
 import { InFlight } from './http/in-flight.js';
 import { requestIdFrom } from './http/request-id.js';
+import { bearerMatches, metricsOf, UNMATCHED_ROUTE, type RouteTiming } from './metrics/metrics.js';
 import type { Services } from './services.js';
 
 const SDK_PREFIX = '/api/sdk/';
@@ -36,19 +37,24 @@ export function createApp(services: Services, schema: GraphQLSchema, documented:
   const yoga = createGraphqlServer(services, schema);
   const inFlight = new InFlight();
 
-  const fromMemory = memoryAnswers(routes);
-  const fromMemoryWithQuery = memoryAnswers(routes.filter((route) => route.fromMemoryReadsQuery));
+  // Metrics (when on): one timing object per route and method, bound here, so a request bumps numbers and looks up no labels.
+  const metrics = metricsOf(services);
+  const timingOf = new Map(metrics ? routes.map((route) => [route, metrics.timing(route.path, route.method)]) : []);
+  const fromMemory = memoryAnswers(routes, timingOf);
+  const fromMemoryWithQuery = memoryAnswers(routes.filter((route) => route.fromMemoryReadsQuery), timingOf);
   const logsRequests = services.logger.isLevelEnabled('info');
+  const timed = logsRequests || metrics !== undefined;
 
   const listener: RequestListener = (req, res) => {
     inFlight.start();
-    const started = logsRequests ? process.hrtime.bigint() : 0n;
+    const started = timed ? process.hrtime.bigint() : 0n;
     const requestId = requestIdFrom(req.headers['x-request-id']);
-    const cached = req.method === 'GET' ? tryFromMemory(req, requestId) : undefined;
+    const memory = req.method === 'GET' ? memoryAnswerFor(req.url!) : undefined;
+    const cached = memory && tryFromMemory(memory, req, requestId);
     if (cached) {
       cached.then(
-        (response) => answerFromMemory(req, res, requestId, started, response),
-        (error: unknown) => answerFromMemory(req, res, requestId, started, unexpected(error, requestId)),
+        (response) => answerFromMemory(req, res, requestId, started, response, memory.timing),
+        (error: unknown) => answerFromMemory(req, res, requestId, started, unexpected(error, requestId), memory.timing),
       );
       return;
     }
@@ -57,11 +63,13 @@ export function createApp(services: Services, schema: GraphQLSchema, documented:
     // every response, after a streamed export's last byte, or when the client goes away first).
     let unfinished = 2;
     const finished = () => --unfinished === 0 && inFlight.end();
+    const seen: { timing?: RouteTiming } = {};
     res.once('close', () => {
       if (logsRequests) logRequest(req, res, requestId, started);
+      if (metrics) (seen.timing ?? metrics.timing(UNMATCHED_ROUTE, req.method ?? 'GET')).observe(res.statusCode, started);
       finished();
     });
-    handle(req, res, requestId)
+    handle(req, res, requestId, seen)
       .catch((error) => {
         const response = unexpected(error, requestId);
         if (!res.headersSent) send(req, res, response);
@@ -77,14 +85,18 @@ export function createApp(services: Services, schema: GraphQLSchema, documented:
     return errorResponse('internal', 'Internal server error');
   }
 
-  /** A from-memory answer, if the route has one for this request; a synchronous throw falls back to the full path. */
-  function tryFromMemory(req: IncomingMessage, requestId: string): Promise<RestResponse> | undefined {
+  /** The route with a from-memory answer for this URL, if any. */
+  function memoryAnswerFor(url: string): MemoryAnswer | undefined {
+    const exact = fromMemory.get(url);
+    if (exact) return exact;
+    const query = url.indexOf('?');
+    return query > 0 ? fromMemoryWithQuery.get(url.slice(0, query)) : undefined;
+  }
+
+  /** A from-memory answer; a synchronous throw falls back to the full path. */
+  function tryFromMemory(memory: MemoryAnswer, req: IncomingMessage, requestId: string): Promise<RestResponse> | undefined {
     try {
-      const url = req.url!;
-      const exact = fromMemory.get(url);
-      if (exact) return exact(req, services);
-      const query = url.indexOf('?');
-      return query > 0 ? fromMemoryWithQuery.get(url.slice(0, query))?.(req, services) : undefined;
+      return memory.answer(req, services);
     } catch (error) {
       services.logger.error({ reqId: requestId, err: error }, 'answer from memory failed');
       return undefined;
@@ -92,7 +104,7 @@ export function createApp(services: Services, schema: GraphQLSchema, documented:
   }
 
   /** The hot path's answer: written in one go with the SDK's CORS headers, and logged at once. */
-  function answerFromMemory(req: IncomingMessage, res: ServerResponse, requestId: string, started: bigint, response: RestResponse): void {
+  function answerFromMemory(req: IncomingMessage, res: ServerResponse, requestId: string, started: bigint, response: RestResponse, timing?: RouteTiming): void {
     try {
       // An answer that varies on more than Origin names Origin in its own Vary.
       send(req, res, response, true, sdkCorsHeaders(req.headers.origin, ['x-request-id', requestId], response.headers?.Vary === undefined));
@@ -102,6 +114,7 @@ export function createApp(services: Services, schema: GraphQLSchema, documented:
     } finally {
       // One small buffer, written at once: the request is over (aborted if the client had gone).
       if (logsRequests) logRequest(req, res, requestId, started, res.destroyed);
+      timing?.observe(res.statusCode, started);
       inFlight.end();
     }
   }
@@ -120,7 +133,7 @@ export function createApp(services: Services, schema: GraphQLSchema, documented:
     );
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
+  async function handle(req: IncomingMessage, res: ServerResponse, requestId: string, seen: { timing?: RouteTiming }): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const ip = clientAddress(req, services.config.trustProxy);
     const sdk = url.pathname.startsWith(SDK_PREFIX);
@@ -137,6 +150,7 @@ export function createApp(services: Services, schema: GraphQLSchema, documented:
     }
 
     if (url.pathname === '/graphql') {
+      if (metrics) seen.timing = metrics.timing('/graphql', req.method ?? 'GET');
       // Before the body is read or parsed: a refused flood must cost the attacker's budget, not the CPU.
       const limited = await graphqlRateLimit(ip);
       if (limited) return send(req, res, limited);
@@ -155,6 +169,12 @@ export function createApp(services: Services, schema: GraphQLSchema, documented:
       return;
     }
 
+    // Only with the token configured and presented; otherwise the ordinary 404 (never open, never hinted at).
+    if (url.pathname === '/metrics' && metrics && services.config.metricsToken && bearerMatches(req.headers.authorization, services.config.metricsToken)) {
+      const scraped = await metrics.scrape();
+      return send(req, res, { status: 200, body: scraped.body, headers: { 'Content-Type': scraped.contentType, 'Cache-Control': 'no-store' } });
+    }
+
     const match = router.match(req.method ?? 'GET', url.pathname);
     if (match.kind === 'not_found') return send(req, res, errorResponse('not_found', 'Not found'), sdk);
     if (match.kind === 'method_not_allowed') {
@@ -162,6 +182,7 @@ export function createApp(services: Services, schema: GraphQLSchema, documented:
       response.headers = { Allow: match.allow.join(', ') };
       return send(req, res, response, sdk);
     }
+    seen.timing = timingOf.get(match.route);
     const response = await rest.run(match.route, match.params, { req, res, url, requestId, ip });
     send(req, res, response, sdk);
   }
@@ -202,17 +223,23 @@ function openApiRoute(document: string): RouteDef {
   };
 }
 
+interface MemoryAnswer {
+  answer: NonNullable<RouteDef['fromMemory']>;
+  /** The route's metrics, when they are on. */
+  timing: RouteTiming | undefined;
+}
+
 /**
  * GET routes with a from-memory answer, by exact URL (a query string takes the normal path). The
  * answer is written with the SDK's CORS headers and error shape, so only static SDK paths qualify.
  */
-function memoryAnswers(routes: RouteDef[]): Map<string, NonNullable<RouteDef['fromMemory']>> {
-  const answers = new Map<string, NonNullable<RouteDef['fromMemory']>>();
+function memoryAnswers(routes: RouteDef[], timingOf: Map<RouteDef, RouteTiming>): Map<string, MemoryAnswer> {
+  const answers = new Map<string, MemoryAnswer>();
   for (const route of routes.filter((r) => r.fromMemory)) {
     if (route.method !== 'GET' || !route.path.startsWith(SDK_PREFIX) || route.path.includes(':')) {
       throw new Error(`${route.method} ${route.path}: fromMemory is only for static GET routes under ${SDK_PREFIX}`);
     }
-    answers.set(route.path, route.fromMemory!);
+    answers.set(route.path, { answer: route.fromMemory!, timing: timingOf.get(route) });
   }
   return answers;
 }

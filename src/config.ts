@@ -54,6 +54,9 @@ const envSchema = z.object({
   // scrypt cost as log2(N): 17 is OWASP's N=2^17; tests lower it for speed.
   PASSWORD_HASH_LOG_N: z.coerce.number().int().min(10).max(20).default(17),
   SESSION_PURGE_INTERVAL_MS: z.coerce.number().int().positive().default(3_600_000),
+  // Prometheus /metrics (docs/operations.md): its own listener on HOST, and/or the public port behind a bearer token.
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  METRICS_TOKEN: z.string().min(16, 'Must be at least 16 characters').optional(),
   // Trust X-Forwarded-For only when proxies we control set it: `true` (one proxy) or their number.
   TRUST_PROXY: z
     .string()
@@ -106,6 +109,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     version: packageVersion,
     passwordHashLogN: parsed.PASSWORD_HASH_LOG_N,
     sessionPurgeIntervalMs: parsed.SESSION_PURGE_INTERVAL_MS,
+    metricsPort: parsed.METRICS_PORT,
+    metricsToken: parsed.METRICS_TOKEN,
     rateLimits: {
       registerPerHour: parsed.RATE_LIMIT_REGISTER_PER_HOUR,
       loginPerIp: parsed.RATE_LIMIT_LOGIN_PER_IP,

@@ -8,7 +8,10 @@ import { loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { startSocketServer } from './db/socket.js';
+import { enableMetrics } from './metrics/metrics.js';
+import { serveMetrics } from './metrics/listener.js';
 import { RateLimits } from './rate-limit/index.js';
+import { receiptWriter } from './sdk/receipt-writer.js';
 import type { Services } from './services.js';
 import { startWorkers } from './workers.js';
 
@@ -17,6 +20,8 @@ export interface RunningServer {
   port: number;
   services: Services;
   server: Server;
+  /** The METRICS_PORT listener's port, when there is one. */
+  metricsPort?: number;
   close(): Promise<void>;
 }
 
@@ -50,6 +55,8 @@ export async function startServer(overrides: Partial<Config> = {}, options: Star
     rateLimits: await RateLimits.create(config.redisUrl, logger),
     now: options.now ?? (() => new Date()),
   };
+  const metrics = config.metricsPort !== undefined || config.metricsToken ? enableMetrics(services, () => receiptWriter(services).queueLength) : undefined;
+  const metricsServer = metrics && config.metricsPort !== undefined ? await serveMetrics(metrics, config.metricsPort, config.host) : undefined;
   const app = createApp(services, schema, allRoutes(new Date()));
   // Idle keep-alive longer than a load balancer's (60 s) and than clients wait, so the client
   // always drops an idle connection first and never sends into one the server just closed.
@@ -69,11 +76,12 @@ export async function startServer(overrides: Partial<Config> = {}, options: Star
       await app.drain();
       server.closeAllConnections();
       await stopped;
+      await metricsServer?.close();
       await Promise.all(workers.map((worker) => worker.stop()));
       await socketServer?.stop();
       await services.rateLimits.close();
       await db.close();
     })());
 
-  return { url: `http://${config.host}:${port}`, port, services, server, close };
+  return { url: `http://${config.host}:${port}`, port, services, server, metricsPort: metricsServer?.port, close };
 }

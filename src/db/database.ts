@@ -16,6 +16,8 @@ export interface Database {
   withConnection<T>(fn: (conn: Connection) => Promise<T>): Promise<T>;
   /** The embedded engine, when there is one (the Unix-socket bridge needs it). */
   pglite?: PGlite;
+  /** The PostgreSQL connection pool's counts (metrics); the embedded database has none. */
+  pool?: Pick<pg.Pool, 'totalCount' | 'idleCount' | 'waitingCount'>;
   close(): Promise<void>;
 }
 
@@ -43,6 +45,7 @@ function openPostgres(url: string, waitMs: number): Database {
   return {
     kind: 'postgres',
     prisma,
+    pool,
     async query(sql, params) {
       return (await pool.query(sql, params as unknown[])).rows;
     },

@@ -3,6 +3,7 @@ import { Prisma } from '../generated/prisma/client.js';
 import { isDatabaseUnavailable, serviceUnavailable } from '../db/unavailable.js';
 import { notifyMembers } from '../notifications/notify.js';
 import type { Services } from '../services.js';
+import { metricsOf } from '../metrics/metrics.js';
 import { enqueueConsentUpdatedBatch } from '../webhooks/outbox.js';
 import { wakeWebhookWorker } from '../webhooks/worker.js';
 import { rollupUpsert, type Decision } from '../stats/rollup.js';
@@ -65,10 +66,16 @@ export class ReceiptWriter {
 
   constructor(private readonly services: Services) {}
 
+  /** Receipts waiting for a transaction (metrics). */
+  get queueLength(): number {
+    return this.queue.length;
+  }
+
   write(receipt: NewReceipt): Promise<void> {
     if (this.queue.length >= this.services.config.receiptQueueLimit) {
       if (this.shed === null) this.services.logger.warn({ limit: this.services.config.receiptQueueLimit }, 'receipt queue full: refusing receipts');
       this.shed = (this.shed ?? 0) + 1;
+      metricsOf(this.services)?.receiptsShed.inc();
       return Promise.reject(serviceUnavailable('Too many receipts are waiting for the database; try again shortly'));
     }
     return new Promise((done, failed) => {
@@ -88,6 +95,7 @@ export class ReceiptWriter {
       let stale = 0;
       while (stale < this.queue.length && now - this.queue[stale]!.queuedAt >= waitMs) stale++;
       for (const p of this.queue.splice(0, stale)) p.failed(serviceUnavailable());
+      if (stale) metricsOf(this.services)?.receiptsShed.inc(stale);
       this.expireLater();
     }, Math.max(1, waitMs - (performance.now() - this.queue[0]!.queuedAt)));
     this.expiry.unref();
@@ -179,6 +187,11 @@ export class ReceiptWriter {
       }
       return hooked.size > 0;
     });
+    const metrics = metricsOf(this.services);
+    if (metrics) {
+      metrics.receiptsWritten.inc(receipts.length);
+      metrics.receiptBatchSize.observe(receipts.length);
+    }
     for (const id of projectIds) cache.rememberReceipts(id);
     // Committed: deliver now rather than at the worker's next poll.
     if (enqueued) wakeWebhookWorker();

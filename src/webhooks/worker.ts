@@ -1,5 +1,6 @@
 import { uuidv7 } from 'uuidv7';
 import { outageMonitor } from '../db/unavailable.js';
+import { metricsOf } from '../metrics/metrics.js';
 import { notifyMembers } from '../notifications/notify.js';
 import type { Services } from '../services.js';
 import type { Worker } from '../workers.js';
@@ -263,11 +264,16 @@ class AttemptLog {
 
 /** Sends one claimed event with the webhook's current secret and records the attempt. */
 async function deliverClaimed(services: Services, log: AttemptLog, event: ClaimedEvent, options: DeliveryOptions): Promise<Outcome> {
+  const metrics = metricsOf(services);
+  const stopTimer = metrics?.webhookLatency.startTimer();
   const sent = await sendWebhook(
     { url: event.url, secret: event.secret, eventId: event.id, eventType: event.type, body: bodyOf(event) },
     { timeoutMs: options.timeoutMs, allowLoopback: !services.config.production },
   );
-  return log.record(judge(services, event, sent));
+  stopTimer?.();
+  const outcome = await log.record(judge(services, event, sent));
+  metrics?.webhookDeliveries.inc({ outcome });
+  return outcome;
 }
 
 function leaseLost(services: Services, event: ClaimedEvent): Outcome {
