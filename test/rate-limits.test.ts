@@ -243,7 +243,7 @@ describe('configured limits', () => {
   });
 });
 
-// Shared counters need a Redis. Where one should be (REDIS_URL set, or CI=true: .ci/run sets both) the test
+// Shared counters need a Redis. Where one should be (REDIS_URL set, or CI=true as .ci/run sets it) the test
 // always runs and fails when Redis does not answer; elsewhere it runs when the local default answers and is
 // skipped with a note otherwise. (Checked: with REDIS_URL pointing at a closed port the test fails, not skips.)
 const redisExpected = !!process.env.REDIS_URL || process.env.CI === 'true';

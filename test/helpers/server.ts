@@ -76,6 +76,8 @@ export async function startTestServer(
       logLevel: (process.env.TEST_LOG_LEVEL as Config['logLevel']) ?? 'silent',
       nodeEnv: 'test',
       passwordHashLogN: TEST_PASSWORD_HASH_LOG_N,
+      // Counters of their own: a REDIS_URL in the environment would make every test server share them.
+      redisUrl: undefined,
       ...overrides,
       rateLimits: { ...loadConfig().rateLimits, ...GENEROUS_AUTH_LIMITS, ...overrides.rateLimits },
       databaseUrl,
