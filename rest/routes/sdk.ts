@@ -208,7 +208,19 @@ function configV2Response(data: ConfigV2Data, headers: ConfigHeaders): RestRespo
   return chosenAnswer(answersV2For(data), headers);
 }
 
-const flattenV2 = ({ localized, ...rest }: SdkConfigV2): ConfigV2Data => ({ ...rest, ...localized });
+// Fields copied by name: object rest/spread compiles to a for-in helper that cost the hot path ~5 µs a request
+// (CPU profile of bench/sdk-config.ts, v2 case).
+const flattenV2 = ({ projectId, version, variesByLanguage, localized: l }: SdkConfigV2): ConfigV2Data => ({
+  projectId,
+  version,
+  variesByLanguage,
+  locale: l.locale,
+  locales: l.locales,
+  dir: l.dir,
+  config: l.config,
+  ui: l.ui,
+  experience: l.experience,
+});
 
 /** `?locale=` only (anything else, such as `key`, takes the full path); undefined when there is none. */
 function localeQuery(url: string): { locale?: string } | undefined {
