@@ -2,12 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { operator, organization, project, team } from './helpers/fixtures.js';
+import { operator, organization, project } from './helpers/fixtures.js';
 import { putDraft, publish } from './helpers/consent.js';
-import { createKey } from './helpers/sdk.js';
+import { createKey, sdkTeam } from './helpers/sdk.js';
 import { freshDatabaseUrl, onPostgres, send, startTestServer, type TestServer } from './helpers/server.js';
 import { connectSql, freePort, spawnService, type ServiceProcess } from './helpers/service-process.js';
-import { publishVersion } from './helpers/versions.js';
 
 // The receipt promise (decisions.md): a 201 means the receipt and its consent.updated outbox event are
 // committed, together. These tests make chosen statements fail with triggers installed in raw SQL and check
@@ -38,24 +37,14 @@ async function failInsertsOn(server: TestServer, table: string, column: string) 
 }
 
 async function sdkProject(target: TestServer, options: { webhook?: boolean } = {}) {
-  const t = await team(target);
-  const version = await publishVersion(target, t.owner, t.project.id);
-  const key = await createKey(target, t.owner.token, t.project.id);
+  const site = await sdkTeam(target);
   if (options.webhook) {
     await target.services.db.query(
       `INSERT INTO webhooks (project_id, url, enabled, secret, secret_prefix) VALUES ($1, 'https://hooks.example/x', true, 'whsec_test', 'whsec_te')`,
-      [t.project.id],
+      [site.project.id],
     );
   }
-  const body = (installationId: string) => ({
-    versionId: version.id,
-    consentHash: version.consentHash,
-    choices: { analytics: true },
-    installationId,
-    sdkVersion: '1.0.0',
-  });
-  const post = (installationId: string) => target.request('POST', '/api/sdk/v1/consent', { token: key.secret, body: body(installationId) });
-  return { ...t, version, key, body, post };
+  return site;
 }
 
 const count = async (server: TestServer, sql: string, params: unknown[]) =>

@@ -1,8 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { operator, organization, team } from './helpers/fixtures.js';
-import { createKey } from './helpers/sdk.js';
+import { sdkTeam } from './helpers/sdk.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
-import { publishVersion } from './helpers/versions.js';
 import { startReceiver, type Receiver } from './helpers/webhook-receiver.js';
 
 // Promises of docs/webhooks.md, decisions.md and service-api.md that no other test exercised, each checked
@@ -10,21 +9,6 @@ import { startReceiver, type Receiver } from './helpers/webhook-receiver.js';
 // (A consent POST failing in the database, 500 in the contract's shape with nothing stored: test/fault-injection.test.ts.)
 
 const webhookPath = (projectId: string, rest = '') => `/api/platform/projects/${projectId}/webhook${rest}`;
-
-async function sdkTeam(server: TestServer) {
-  const t = await team(server);
-  const version = await publishVersion(server, t.owner, t.project.id);
-  const key = await createKey(server, t.owner.token, t.project.id);
-  const body = (installationId: string) => ({
-    versionId: version.id,
-    consentHash: version.consentHash,
-    choices: { analytics: true },
-    installationId,
-    sdkVersion: '1.0.0',
-  });
-  const post = (installationId: string) => server.request('POST', '/api/sdk/v1/consent', { token: key.secret, body: body(installationId) });
-  return { ...t, version, key, body, post };
-}
 
 async function withWebhook(server: TestServer, t: Awaited<ReturnType<typeof team>>, url: string) {
   const put = await server.request('PUT', webhookPath(t.project.id), { token: t.admin.token, body: { url, enabled: true } });
