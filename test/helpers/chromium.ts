@@ -48,8 +48,10 @@ export default function ensureChromium(): void {
     console.log("Chromium not found: installing Debian's chromium package for the browser tests (once per machine)");
     try {
       const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-      execFileSync('apt-get', ['update', '-qq'], { stdio: ['ignore', 'inherit', 'inherit'], env });
-      execFileSync('apt-get', ['install', '-y', '-qq', 'chromium', 'fonts-dejavu-core'], { stdio: ['ignore', 'inherit', 'inherit'], env });
+      // Wait for another apt/dpkg run (a second test run, an operator's install) instead of failing at once.
+      const waitForLock = ['-o', 'DPkg::Lock::Timeout=600'];
+      execFileSync('apt-get', [...waitForLock, 'update', '-qq'], { stdio: ['ignore', 'inherit', 'inherit'], env });
+      execFileSync('apt-get', [...waitForLock, 'install', '-y', '-qq', 'chromium', 'fonts-dejavu-core'], { stdio: ['ignore', 'inherit', 'inherit'], env });
     } catch (error) {
       console.error(`!! installing chromium failed: ${(error as Error).message}`);
     }
