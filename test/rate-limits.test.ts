@@ -291,3 +291,19 @@ describe.skipIf(!redisAnswers && !redisExpected)('with REDIS_URL', () => {
     }
   });
 });
+
+
+describe('IPv6 clients', () => {
+  // Fails on the old main, which counted every IPv6 address apart: a client holding a /64 (the usual
+  // allocation to one subscriber) rotated addresses inside it and got a fresh allowance each time.
+  it('counts an IPv6 client per /64 network', async () => {
+    const server = await start({ rateLimits: { registerPerHour: 2 } });
+    const network = `2001:db8:${randomInt(65536).toString(16)}:${randomInt(65536).toString(16)}`;
+    expect((await register(server, `${network}::1`)).status).toBe(201);
+    expect((await register(server, `${network}:abcd:1234:5678:9abc`)).status).toBe(201);
+    expect((await register(server, `${network}::ffff`)).status).toBe(429);
+    // The neighbouring /64 is another client.
+    const neighbour = network.replace(/:([0-9a-f]+)$/, (_, last: string) => `:${((parseInt(last, 16) + 1) % 65536).toString(16)}`);
+    expect((await register(server, `${neighbour}::1`)).status).toBe(201);
+  });
+});

@@ -11,8 +11,9 @@ export type TrustProxy = boolean | number;
 const socketAddresses = new WeakMap<Socket, string>();
 
 /**
- * The client's address, normalised by ipaddr.js (`::ffff:10.0.0.1` → `10.0.0.1`, IPv6 in
- * its short form), so one client has one key in the rate limits.
+ * The client's address as the rate limits count it, normalised by ipaddr.js (`::ffff:10.0.0.1` →
+ * `10.0.0.1`), so one client has one key. An IPv6 client is its /64 network (`2001:db8:1:2::/64`):
+ * one subscriber or host gets a whole /64 and could otherwise take a fresh allowance per address.
  *
  * Behind `n` trusted proxies it is the entry `n` hops from the RIGHT of X-Forwarded-For:
  * each proxy appends the address it saw, so everything to the left of that entry was
@@ -49,5 +50,9 @@ const WITH_PORT = /^\[([^\]]+)\](?::\d+)?$|^(\d+\.\d+\.\d+\.\d+):\d+$/;
 function normalise(entry: string): string | undefined {
   const withPort = WITH_PORT.exec(entry);
   const address = withPort ? (withPort[1] ?? withPort[2]!) : entry;
-  return ipaddr.isValid(address) ? ipaddr.process(address).toString() : undefined;
+  if (!ipaddr.isValid(address)) return undefined;
+  const parsed = ipaddr.process(address);
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  const network = (parsed as ipaddr.IPv6).parts.slice(0, 4).concat([0, 0, 0, 0]);
+  return `${new ipaddr.IPv6(network).toString()}/64`;
 }
