@@ -76,7 +76,20 @@ export async function sendWebhook(message: WebhookMessage, options: SendOptions)
     return result(null, NO_ANSWER);
   }
 
-  return new Promise<SendResult>((resolve) => {
+  const deadline = started + options.timeoutMs;
+  let outcome = await post(url, message, options, deadline);
+  // A kept-alive connection the receiver closed while it sat idle fails at once with a reset
+  // before any answer (the receiver never read the request): send again on a fresh connection
+  // instead of recording a failure and waiting for the retry schedule (node's documented pattern).
+  if (outcome === STALE_CONNECTION) outcome = await post(url, message, options, deadline);
+  return outcome === STALE_CONNECTION ? result(null, NO_ANSWER) : result(outcome.status, outcome.error);
+}
+
+const STALE_CONNECTION = Symbol('stale kept-alive connection');
+type Exchange = { status: number | null; error: string | null } | typeof STALE_CONNECTION;
+
+function post(url: URL, message: WebhookMessage, options: SendOptions, deadline: number): Promise<Exchange> {
+  return new Promise<Exchange>((resolve) => {
     const request = (url.protocol === 'https:' ? https : http).request(url, {
       method: 'POST',
       agent: agents[url.protocol as keyof typeof agents],
@@ -90,14 +103,20 @@ export async function sendWebhook(message: WebhookMessage, options: SendOptions)
         'x-consent-delivery': message.eventId,
       },
     });
-    // One deadline for connecting, answering and sending the response body.
-    const timer = setTimeout(() => request.destroy(new TimeoutError(options.timeoutMs)), options.timeoutMs);
-    const finish = (outcome: SendResult) => {
+    // One deadline for connecting, answering and sending the response body (both tries together).
+    const remaining = Math.max(0, deadline - performance.now());
+    const timer = setTimeout(() => request.destroy(new TimeoutError(options.timeoutMs)), remaining);
+    const finish = (outcome: Exchange) => {
       clearTimeout(timer);
       resolve(outcome);
     };
-    request.on('error', () => finish(result(null, NO_ANSWER)));
+    let answered = false;
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      const stale = request.reusedSocket && !answered && (error.code === 'ECONNRESET' || error.code === 'EPIPE');
+      finish(stale ? STALE_CONNECTION : { status: null, error: NO_ANSWER });
+    });
     request.on('response', (response) => {
+      answered = true;
       const status = response.statusCode ?? 0;
       const verdict =
         status >= 200 && status < 300
@@ -107,8 +126,8 @@ export async function sendWebhook(message: WebhookMessage, options: SendOptions)
             : `HTTP ${status}`;
       // The body is not needed; reading it to the end lets the connection be reused.
       response.resume();
-      response.on('end', () => finish(result(status, verdict)));
-      response.on('error', () => finish(result(status, verdict ?? NO_ANSWER)));
+      response.on('end', () => finish({ status, error: verdict }));
+      response.on('error', () => finish({ status, error: verdict ?? NO_ANSWER }));
     });
     request.end(message.body);
   });
