@@ -1,9 +1,19 @@
 // The normalised cache's configuration (graphcache). Objects with an `id` are normalised by it; the ones
 // below have none and live inside their parent. A mutation whose answer does not carry everything it
 // changed says here what to update or invalidate (keep entries per screen together, alphabetical).
-import type { CacheExchangeOpts } from '@urql/exchange-graphcache';
+import type { Cache, CacheExchangeOpts } from '@urql/exchange-graphcache';
 
 const embedded = () => null;
+
+/** The editor's and preview's reads of a project's consent; after a publish also the project's own consent field. */
+function invalidateConsent(cache: Cache, projectId: string, published: boolean): void {
+  for (const field of cache.inspectFields('Query')) {
+    if (['consentConfiguration', 'consentPreview', 'consentExperience', 'consentVersions'].includes(field.fieldName) && field.arguments?.projectId === projectId) {
+      cache.invalidate('Query', field.fieldKey);
+    }
+  }
+  if (published) cache.invalidate({ __typename: 'Project', id: projectId }, 'consent');
+}
 
 export const cacheConfig: CacheExchangeOpts = {
   keys: {
@@ -32,6 +42,9 @@ export const cacheConfig: CacheExchangeOpts = {
         else cache.invalidate(organization, 'projects');
       },
       logout: (_result, _args, cache) => cache.invalidate('Query', 'me'),
+      publishConsent: (_result, args, cache) => invalidateConsent(cache, String(args.projectId), true),
+      replaceConsentDraft: (_result, args, cache) => invalidateConsent(cache, String(args.projectId), false),
+      updateConsentExperience: (_result, args, cache) => invalidateConsent(cache, String(args.projectId), false),
       // --- console-screens: add yours below ---
     },
   },
