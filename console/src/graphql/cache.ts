@@ -2,6 +2,7 @@
 // below have none and live inside their parent. A mutation whose answer does not carry everything it
 // changed says here what to update or invalidate (keep entries per screen together, alphabetical).
 import type { Cache, CacheExchangeOpts } from '@urql/exchange-graphcache';
+import { ShellDocument, type CreateOrganizationMutation } from './generated';
 
 const embedded = () => null;
 
@@ -33,7 +34,12 @@ export const cacheConfig: CacheExchangeOpts = {
   updates: {
     Mutation: {
       // --- console-core: shell, organizations, projects, consent ---
-      createOrganization: (_result, _args, cache) => cache.invalidate('Query', 'me'),
+      // The new organization joins the shell's list at once (the switcher and the address both need it).
+      createOrganization: (result, _args, cache) => {
+        const organization = (result.createOrganization as CreateOrganizationMutation['createOrganization'] | null)?.organization;
+        if (!organization) return;
+        cache.updateQuery({ query: ShellDocument }, (data) => (data ? { ...data, me: { ...data.me, organizations: [...data.me.organizations, organization] } } : data));
+      },
       createProject: (result, args, cache) => {
         const project = (result.createProject as { project?: { __typename: string; id: string } } | null)?.project;
         const organization = { __typename: 'Organization', id: String(args.organizationId) };

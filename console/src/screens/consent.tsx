@@ -148,6 +148,7 @@ function PublishPanel({ projectId, configuration, canPublish, dirty }: { project
           <ErrorState title="Publishing failed" error={publishing.error} />
         </>
       )}
+      {canPublish && (
       <dialog ref={dialog} aria-labelledby="publish-dialog-title">
         <h2 id="publish-dialog-title">Publish version {(latest?.number ?? 0) + 1}?</h2>
         {reprompt}
@@ -162,6 +163,7 @@ function PublishPanel({ projectId, configuration, canPublish, dirty }: { project
           </button>
         </div>
       </dialog>
+      )}
     </div>
   );
 }
