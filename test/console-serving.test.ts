@@ -67,6 +67,15 @@ describe('the console at /console/', () => {
     expect(html).not.toMatch(/(?:src|href)="(?:https?:)?\/\//);
   });
 
+  it('the initial load (index.html’s scripts and modulepreloads) is within 250 KB of gzipped JS (issue 15; bench/console-load.ts)', () => {
+    const scripts = entryAssets.filter((a) => a.endsWith('.js'));
+    const gzipped = scripts.reduce((total, asset) => total + readFileSync(new URL(`../console/dist/${asset}.gz`, import.meta.url)).length, 0);
+    expect(gzipped).toBeLessThanOrEqual(250 * 1024);
+    // A production build: React's development build alone would be most of the budget.
+    const entry = readFileSync(new URL(`../console/dist/${scripts[0]}`, import.meta.url), 'utf8');
+    expect(entry).not.toContain('for a better development experience'); // React DevTools' hint, development builds only
+  });
+
   it('assets: brotli, gzip or the plain bytes by Accept-Encoding, Vary, an ETag per coding, immutable for a year', async () => {
     for (const asset of entryAssets) {
       const path = `/console/${asset}`;
