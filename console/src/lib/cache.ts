@@ -2,7 +2,7 @@
 // below have none and live inside their parent. A mutation whose answer does not carry everything it
 // changed says here what to update or invalidate (keep entries per screen together, alphabetical).
 import type { Cache, CacheExchangeOpts } from '@urql/exchange-graphcache';
-import { ShellDocument, type CreateOrganizationMutation } from './generated';
+import { ShellDocument, type CreateOrganizationMutation } from '../graphql/generated';
 
 const embedded = () => null;
 
