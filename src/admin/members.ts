@@ -2,7 +2,7 @@ import { uuidv7 } from 'uuidv7';
 import type { Database } from '../db/database.js';
 import { lockOrganization, mayStopBeingOwner } from '../organizations/owners.js';
 import { ID_SHAPE } from '../slug.js';
-import { ADMIN_CLI, recordAuditVia } from '../audit/record.js';
+import { recordAuditVia } from '../audit/record.js';
 
 /** The minimum a member command needs: parameterised SQL on one database. */
 export interface Sql {
@@ -70,8 +70,16 @@ async function transaction<T>(db: Sql | Database, work: (tx: Sql) => Promise<T>)
   }
 }
 
+/**
+ * Who the audit log names for a change: the admin tool passes `{ via: ADMIN_CLI }` (src/admin/cli.ts). Test
+ * fixtures that set up teams through these functions pass nothing and write no event.
+ */
+export interface AuditedBy {
+  via: string;
+}
+
 /** Adds a member, or changes the role of an existing one. */
-export async function addMember(db: Sql | Database, input: { org: string; email: string; role: string }): Promise<Member> {
+export async function addMember(db: Sql | Database, input: { org: string; email: string; role: string }, auditedBy?: AuditedBy): Promise<Member> {
   const role = input.role.toUpperCase();
   if (!(ROLES as readonly string[]).includes(role)) throw new AdminError(`Role must be one of ${ROLES.join(', ')}`);
   const organizationId = await findOrganization(db, input.org);
@@ -89,22 +97,23 @@ export async function addMember(db: Sql | Database, input: { org: string; email:
     );
     // The same events as the operators' member mutations (src/organizations/members.ts), by the admin tool.
     const target = { type: 'user', id: userId };
+    if (!auditedBy) return;
     if (!before) {
       const email = input.email.trim().toLowerCase();
-      await recordAuditVia(tx, ADMIN_CLI, {
+      await recordAuditVia(tx, auditedBy.via, {
         action: 'member.added',
         organizationId,
         target,
         changes: { email: { before: null, after: email }, role: { before: null, after: role } },
       });
     } else if (before.role !== role) {
-      await recordAuditVia(tx, ADMIN_CLI, { action: 'member.role_changed', organizationId, target, changes: { role: { before: before.role, after: role } } });
+      await recordAuditVia(tx, auditedBy.via, { action: 'member.role_changed', organizationId, target, changes: { role: { before: before.role, after: role } } });
     }
   });
   return (await listMembers(db, organizationId)).find((member) => member.userId === userId)!;
 }
 
-export async function removeMember(db: Sql | Database, input: { org: string; email: string }): Promise<void> {
+export async function removeMember(db: Sql | Database, input: { org: string; email: string }, auditedBy?: AuditedBy): Promise<void> {
   const organizationId = await findOrganization(db, input.org);
   const userId = await findUser(db, input.email);
   const removed = await transaction(db, async (tx) => {
@@ -114,8 +123,8 @@ export async function removeMember(db: Sql | Database, input: { org: string; ema
        RETURNING m.role::text AS role, u.email`,
       [organizationId, userId],
     );
-    if (rows[0]) {
-      await recordAuditVia(tx, ADMIN_CLI, {
+    if (rows[0] && auditedBy) {
+      await recordAuditVia(tx, auditedBy.via, {
         action: 'member.removed',
         organizationId,
         target: { type: 'user', id: userId },
