@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { exportReceipts, wireReceipt } from '../../src/receipts/service.js';
+import { RECEIPT_ACTIONS } from '../../src/sdk/consent.js';
 import { STATS_INTERVALS } from '../../src/stats/service.js';
 import { route, type RouteDef } from '../route.js';
 import { sessionErrors, timestamp, validationError } from '../schemas.js';
@@ -16,6 +17,9 @@ const Receipt = z
     createdAt: timestamp,
     locale: z.string().optional().describe('BCP 47 tag the visitor saw; only when the SDK sent it'),
     gpc: z.boolean().optional().describe('The browser sent Global Privacy Control; only when the SDK sent it'),
+    jurisdiction: z.string().optional().describe('Location code the SDK acted on (DE, US-CA); only when the SDK sent it'),
+    action: z.enum(RECEIPT_ACTIONS).optional().describe('What the visitor did; only when the SDK sent it'),
+    gpp: z.string().optional().describe('The GPP string the SDK produced; only when the SDK sent it'),
   })
   .meta({ id: 'Receipt' });
 
@@ -28,6 +32,10 @@ const statsCounts = {
   customised: z.number().int(),
   gpc: z.number().int(),
   purposes: z.record(z.string(), z.number().int()).describe('Purpose key → receipts that granted it'),
+  actions: z
+    .object(Object.fromEntries(RECEIPT_ACTIONS.map((action) => [action, z.number().int()])) as Record<(typeof RECEIPT_ACTIONS)[number], z.ZodNumber>)
+    .describe('Receipts whose SDK reported each action (receipts without an action are not counted here)'),
+  jurisdictions: z.record(z.string(), z.number().int()).describe('Location code (DE, US-CA) → receipts whose SDK reported it'),
 };
 const ConsentStatsBody = z
   .object({
@@ -125,7 +133,8 @@ export const receiptsRoutes: RouteDef[] = [
         description:
           'Buckets oldest first, empty ones with zeros, and their totals. Counted from a daily rollup kept in each receipt’s ' +
           'transaction. acceptedAll: every optional purpose granted (also when the version has none); rejectedAll: every optional ' +
-          'purpose denied; customised: the rest; gpc: the browser sent Global Privacy Control (docs/analytics.md)',
+          'purpose denied; customised: the rest; gpc: the browser sent Global Privacy Control; actions and jurisdictions: as the SDK ' +
+          'reported them on the receipts (docs/analytics.md)',
         schema: ConsentStatsBody,
       },
       ...validationError,

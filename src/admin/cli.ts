@@ -6,6 +6,7 @@ import { loadConfig } from '../config.js';
 import { openDatabase } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
 import { socketPathFor } from '../db/socket.js';
+import { ADMIN_CLI } from '../audit/record.js';
 import { addMember, AdminError, listMembers, removeMember, type Sql } from './members.js';
 
 const USAGE = `Usage: npm run admin -- member <command> [options]
@@ -61,12 +62,12 @@ async function main(argv: string[]): Promise<number> {
     switch (command) {
       case 'add': {
         if (!values.role) throw new AdminError('--role is required');
-        const member = await addMember(db.sql, { org: values.org, email: values.email!, role: values.role });
+        const member = await addMember(db.sql, { org: values.org, email: values.email!, role: values.role }, { via: ADMIN_CLI });
         console.log(`${member.email} is ${member.role} of ${values.org}`);
         return 0;
       }
       case 'remove':
-        await removeMember(db.sql, { org: values.org, email: values.email! });
+        await removeMember(db.sql, { org: values.org, email: values.email! }, { via: ADMIN_CLI });
         console.log(`${values.email} removed from ${values.org}`);
         return 0;
       case 'list': {
