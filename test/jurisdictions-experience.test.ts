@@ -86,9 +86,16 @@ describe('experience.jurisdictions and experience.gpp', () => {
     expect(set.body.experience.gpp).toEqual({ mspaCoveredTransaction: true, mspaMode: 'none' });
     const read = await server.request('GET', experiencePath(p), { token: t.viewer.token });
     expect(read.body.experience.jurisdictions).toEqual(RULES);
+    // GraphQL types them, with the default rules standing in for none.
+    const query = 'query($p: ID!) { consentConfiguration(projectId: $p) { jurisdictions { id regions mode } jurisdictionsAreDefault } }';
+    const typed = await server.request('POST', '/graphql', { token: t.viewer.token, body: { query, variables: { p } } });
+    expect(typed.body.data.consentConfiguration).toEqual({ jurisdictions: RULES, jurisdictionsAreDefault: false });
     // An empty list is kept as such (the default rules apply to it).
     const empty = await server.request('PUT', experiencePath(p), { token: t.admin.token, body: { jurisdictions: [] } });
     expect(empty.body.experience.jurisdictions).toEqual([]);
+    const defaults = await server.request('POST', '/graphql', { token: t.viewer.token, body: { query, variables: { p } } });
+    expect(defaults.body.data.consentConfiguration.jurisdictionsAreDefault).toBe(true);
+    expect(defaults.body.data.consentConfiguration.jurisdictions.map((r: { id: string }) => r.id)).toEqual(['eea-uk-ch', 'us-state-privacy', 'default']);
   });
 
   it('is part of hasUnpublishedChanges, published into the version without touching consentHash, and shown in evidence', async () => {
