@@ -129,8 +129,10 @@ export const experienceObject = z
       .default({ colorScheme: 'light', borderRadius: 8 }),
     // Absent stays absent (so experiences from before them read back unchanged): the SDK config
     // applies DEFAULT_JURISDICTIONS and DEFAULT_GPP instead (src/consent/jurisdictions.ts).
-    jurisdictions: jurisdictionsInput.optional(),
-    gpp: gppInput.optional(),
+    jurisdictions: jurisdictionsInput
+      .optional()
+      .describe('Which consent mode applies where, first match wins (docs/jurisdictions.md); absent or empty: the default rules'),
+    gpp: gppInput.optional().describe('IAB GPP / MSPA settings of the site; absent: not covered, mode none'),
   })
   .strict();
 
