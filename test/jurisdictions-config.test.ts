@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
 import { DEFAULT_JURISDICTIONS } from '../src/consent/jurisdictions.js';
 import { BUILT_IN_UI_STRINGS, UI_STRING_KEYS } from '../src/consent/ui-strings.js';
 import { consentPath } from './helpers/consent.js';
@@ -246,6 +247,16 @@ describe('what stays as it was', () => {
       dev.request('GET', '/api/sdk/v1/config', { token: ruled.key.secret, headers: at('US', 'CA') }),
     ]);
     expect(a.text).toBe(b.text);
+  });
+
+  it('GEO_COUNTRY_HEADER and GEO_REGION_HEADER: any case, a region header alone means nothing, a bad name stops start-up', () => {
+    expect(loadConfig({ GEO_COUNTRY_HEADER: 'CF-IPCountry', GEO_REGION_HEADER: 'CF-Region-Code' }).geo).toEqual({
+      countryHeader: 'cf-ipcountry',
+      regionHeader: 'cf-region-code',
+    });
+    expect(loadConfig({ GEO_REGION_HEADER: 'cf-region-code' }).geo).toEqual({ countryHeader: undefined, regionHeader: undefined });
+    expect(loadConfig({}).geo).toEqual({ countryHeader: undefined, regionHeader: undefined });
+    expect(() => loadConfig({ GEO_COUNTRY_HEADER: 'cf ipcountry' })).toThrow(/GEO_COUNTRY_HEADER: Must be an HTTP header name/);
   });
 
   it('the default rules are the documented constant', () => {
