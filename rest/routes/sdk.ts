@@ -336,7 +336,7 @@ const sdkApiRoutes: RouteDef[] = [
         .optional()
         .describe(
           'Testing: a location code (DE, US, US-CA) used instead of the CDN’s, answered with Cache-Control: no-store. Honoured only in ' +
-            'development or with an operator session (bearer, with the key in `key`; or the console’s cookie); ignored otherwise. ' +
+            'development or with an operator session (a session bearer or the console’s cookie, the key then in `key`); ignored otherwise. ' +
             'A value that is not a location code means an unknown location',
         ),
     }),
