@@ -93,6 +93,12 @@ describe('GET /api/sdk/v2/config', () => {
     expect(res.headers.get('etag')).toBe(`"${sha256(res.text)}"`);
     expect(res.headers.get('cache-control')).toBe('public, max-age=60, stale-while-revalidate=600');
     expect(res.headers.get('vary')).toBe('Origin, Authorization, Accept-Encoding');
+    // No GEO_COUNTRY_HEADER on this server: no location, whatever a client sends (docs/jurisdictions.md).
+    expect(res.body.jurisdiction).toBeNull();
+    expect(res.body.mode).toBe('opt-in');
+    const located = await s.config('?locale=de', { 'cf-ipcountry': 'US', 'x-vercel-ip-country': 'US' });
+    expect(located.text).toBe(res.text);
+    expect(located.headers.get('vary')).toBe('Origin, Authorization, Accept-Encoding');
     const again = await s.config('?locale=de', { 'if-none-match': res.headers.get('etag')! });
     expect(again.status).toBe(304);
     expect(again.text).toBe('');
