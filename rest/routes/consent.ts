@@ -224,7 +224,8 @@ export const consentRoutes = [
     method: 'PUT',
     path: `${BASE}/experience`,
     summary:
-      'Replace the whole draft experience (Admin or above); a field left out takes its default. Locales are canonical BCP 47 tags ' +
+      'Replace the whole draft experience (Admin or above); a field left out takes its default (`jurisdictions` and `gpp` stay ' +
+      'absent: the default rules apply, docs/jurisdictions.md). Locales are canonical BCP 47 tags ' +
       '(at most 50); purpose keys and category ids must exist in the draft (checked again at publish).',
     auth: 'session',
     operation: 'UpdateConsentExperience',
