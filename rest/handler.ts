@@ -8,6 +8,7 @@ import { sessionCredential } from '../src/auth/console-session.js';
 import type { Services } from '../src/services.js';
 import { AppError } from '../src/errors.js';
 import { authenticateSdk } from '../src/sdk/access.js';
+import { geoHeaders } from '../src/sdk/location.js';
 import { outageMonitor } from '../src/db/unavailable.js';
 import { errorResponse, fromGraphQLError } from './errors.js';
 import { authorizeRootFields, variableIssues } from './authorize.js';
@@ -45,14 +46,17 @@ export class RestHandler {
     const sdk = route.auth === 'publishableKey';
     const badBody = sdk ? 'invalid_body' : 'invalid_json';
     const bearer = bearerToken(exchange.req.headers.authorization);
-    // SDK routes know only publishable keys: the console's cookie means nothing there.
-    const session = sdk ? undefined : sessionCredential((name) => headerValue(exchange.req.headers[name]), this.services.config)?.token;
+    // SDK routes know only publishable keys: the console's cookie means nothing there (unless the route
+    // reads an operator session for itself, see RouteDef.consoleSession).
+    const session =
+      sdk && !route.consoleSession ? undefined : sessionCredential((name) => headerValue(exchange.req.headers[name]), this.services.config)?.token;
     const context = await createContext(this.services, {
       requestId: exchange.requestId,
       ip: exchange.ip,
       bearer,
       session,
       origin: headerValue(exchange.req.headers.origin),
+      geo: sdk ? geoHeaders(this.services.config.geo, (name) => exchange.req.headers[name]) : undefined,
     });
     // Authentication comes before anything about the body (decisions.md: order of checks).
     if (route.auth === 'session' && !context.viewer) return errorResponse('unauthorized', 'Authentication required');

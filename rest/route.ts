@@ -58,6 +58,11 @@ export interface RouteDef<Data = any> {
   responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string }>;
   /** Body limit in bytes (default 64 KiB). */
   bodyLimit?: number;
+  /**
+   * An SDK route that also reads the operator session (the bearer, or the console's cookie on a console
+   * request) into the context, for an operator-only option (the v2 config's `jurisdiction` override).
+   */
+  consoleSession?: boolean;
   /** Requests without a JSON body are fine (e.g. logout, publish). */
   bodyOptional?: boolean;
 }

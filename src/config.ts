@@ -3,6 +3,12 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { TrustProxy } from './http/client-address.js';
 
+// An HTTP field name (RFC 9110 token), kept in lower case as node:http gives them.
+const headerName = z
+  .string()
+  .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'Must be an HTTP header name')
+  .transform((name) => name.toLowerCase());
+
 // Every variable of decisions.md "Configuration", parsed once at start-up.
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -57,6 +63,9 @@ const envSchema = z.object({
   // Prometheus /metrics (docs/operations.md): its own listener on HOST, and/or the public port behind a bearer token.
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   METRICS_TOKEN: z.string().min(16, 'Must be at least 16 characters').optional(),
+  // Where the visitor is, as a CDN or proxy resolved it (docs/jurisdictions.md): header names, case-insensitive.
+  GEO_COUNTRY_HEADER: headerName.optional(),
+  GEO_REGION_HEADER: headerName.optional(),
   // Trust X-Forwarded-For only when proxies we control set it: `true` (one proxy) or their number.
   TRUST_PROXY: z
     .string()
@@ -111,6 +120,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sessionPurgeIntervalMs: parsed.SESSION_PURGE_INTERVAL_MS,
     metricsPort: parsed.METRICS_PORT,
     metricsToken: parsed.METRICS_TOKEN,
+    // Without a country header there is no location; the region header alone means nothing.
+    geo: { countryHeader: parsed.GEO_COUNTRY_HEADER, regionHeader: parsed.GEO_COUNTRY_HEADER ? parsed.GEO_REGION_HEADER : undefined },
     rateLimits: {
       registerPerHour: parsed.RATE_LIMIT_REGISTER_PER_HOUR,
       loginPerIp: parsed.RATE_LIMIT_LOGIN_PER_IP,

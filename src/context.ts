@@ -3,6 +3,7 @@ import type { Role } from './generated/prisma/client.js';
 import { findSessionUser, type SessionUser } from './auth/sessions.js';
 import { notFound, unauthorized, forbidden } from './errors.js';
 import type { Services } from './services.js';
+import type { GeoHeaders } from './sdk/location.js';
 
 const RANK: Record<Role, number> = { VIEWER: 1, ADMIN: 2, OWNER: 3 };
 
@@ -15,7 +16,10 @@ export interface RequestInfo {
   session?: string;
   /** The Origin header of a browser request (the SDK allowlist checks it). */
   origin?: string;
+  /** The visitor's country and region as the CDN sent them in GEO_COUNTRY_HEADER / GEO_REGION_HEADER (unchecked). */
+  geo?: GeoHeaders;
 }
+
 
 /** A fresh context per request, for /graphql and for in-process REST execution alike. */
 export interface Context extends RequestInfo {

@@ -5,6 +5,7 @@ import { outageMonitor, RETRY_AFTER_SECONDS, UNAVAILABLE_MESSAGE } from './db/un
 import { bearerToken } from './http/headers.js';
 import { withAuditScope } from './audit/record.js';
 import { sessionCredential } from './auth/console-session.js';
+import { geoHeaders } from './sdk/location.js';
 import { createContext, type Context } from './context.js';
 import { costLimitPlugin, limitRules, parseWithLimits, refusalPenaltyPlugin } from './graphql-limits.js';
 import type { Services } from './services.js';
@@ -57,6 +58,7 @@ export function createGraphqlServer(services: Services, schema: GraphQLSchema) {
         session: sessionCredential(header, config)?.token,
         // SDK fields check the allowed origins exactly as the REST SDK routes do.
         origin: header('origin'),
+        geo: geoHeaders(config.geo, header),
       });
     },
   });

@@ -60,7 +60,7 @@ describe('GET /api/sdk/v2/config', () => {
     const { version } = await translatedVersion(s);
     const res = await s.config('?locale=de');
     expect(res.status, res.text).toBe(200);
-    expect(Object.keys(res.body)).toEqual(['projectId', 'version', 'locale', 'locales', 'dir', 'config', 'ui', 'experience']);
+    expect(Object.keys(res.body)).toEqual(['projectId', 'version', 'locale', 'locales', 'dir', 'config', 'ui', 'experience', 'jurisdiction', 'mode']);
     expect(res.body.version).toEqual(version);
     expect(res.body.locale).toBe('de');
     expect(res.body.locales).toEqual(['en', 'ar', 'de', 'de-AT']);
@@ -88,6 +88,7 @@ describe('GET /api/sdk/v2/config', () => {
       },
       cookies: { analytics: ['_ga', '_ga_*'] },
       theme: { colorScheme: 'auto', borderRadius: 4 },
+      gpp: { mspaCoveredTransaction: false, mspaMode: 'none' },
     });
     expect(res.headers.get('etag')).toBe(`"${sha256(res.text)}"`);
     expect(res.headers.get('cache-control')).toBe('public, max-age=60, stale-while-revalidate=600');
@@ -140,8 +141,9 @@ describe('GET /api/sdk/v2/config', () => {
     const arabic = await s.config('', { 'accept-language': 'ar' });
     expect(arabic.body.dir).toBe('rtl');
     expect(arabic.body.config.notice.title).toBe('نحن نحترم خصوصيتك');
-    // Arabic has no built-in strings: English UI until the project translates it.
-    expect(arabic.body.ui).toEqual(BUILT_IN_UI_STRINGS.en);
+    // Arabic built-in strings, right to left (they fell back to English before).
+    expect(arabic.body.ui).toEqual(BUILT_IN_UI_STRINGS.ar);
+    expect(arabic.body.ui.saveChoices).toBe('حفظ الاختيارات');
   });
 
   it('serves a version published before any experience with the defaults, and its hash as in v1', async () => {

@@ -6,7 +6,9 @@ import { clientAddress } from '../../src/http/client-address.js';
 import { COMPRESS_MIN_BYTES, pickEncoding, precompress, varyWithEncoding, type Encoding } from '../../src/http/compression.js';
 import { bearerToken, headerValue } from '../../src/http/headers.js';
 import { htmlPageHeaders } from '../../src/http/html-headers.js';
+import type { Config } from '../../src/config.js';
 import type { Services } from '../../src/services.js';
+import { geoHeaderNames, geoHeaders } from '../../src/sdk/location.js';
 import { sdkConfigFromMemory, type SdkConfig } from '../../src/sdk/config.js';
 import { sdkConfigV2FromMemory, type SdkConfigV2 } from '../../src/sdk/config-v2.js';
 import { consentBody } from '../../src/sdk/consent.js';
@@ -165,7 +167,15 @@ const SdkConfigV2Body = SdkConfigBody.extend({
     googleConsentMode: z.object({ enabled: z.boolean(), signals: z.record(z.string(), z.array(z.string())) }),
     cookies: z.record(z.string(), z.array(z.string())),
     theme: z.object({ colorScheme: z.enum(['light', 'dark', 'auto']), borderRadius: z.number().int() }),
+    gpp: z
+      .object({ mspaCoveredTransaction: z.boolean(), mspaMode: z.enum(['none', 'opt-out-option', 'service-provider']) })
+      .describe('The GPP settings (MSPA), defaults filled in'),
   }),
+  jurisdiction: z
+    .object({ code: z.string().describe('DE, US, US-CA, …'), rule: z.string().nullable().describe('The id of the matching rule; null when none matched') })
+    .nullable()
+    .describe('Where the visitor is (GEO_COUNTRY_HEADER / GEO_REGION_HEADER, or the override); null without a usable location'),
+  mode: z.enum(['opt-in', 'opt-out', 'notice', 'none']).describe('The consent mode of the matching rule (opt-in when none matched)'),
 });
 
 /** The operation's data or the domain object, flattened to the same fields. */
@@ -179,41 +189,66 @@ interface ConfigV2Data {
   ui: object;
   experience: object;
   variesByLanguage: boolean;
+  jurisdiction: { code: string; rule: string | null } | null;
+  mode: string;
+  overridden: boolean;
 }
 
-// The CORS layer's `Vary: Origin` is replaced by the route's own, so it names both.
-const VARY_LANGUAGE = Object.freeze({ Vary: 'Origin, Accept-Language' });
-// Keyed by the localized config (one object per version and locale), then by whether the answer varies.
-const configV2Answers = new WeakMap<object, [ConfigAnswers?, ConfigAnswers?]>();
+// Keyed by the localized config (one object per version and locale), then by how the answer varies
+// (language, override) and the location code: about 310 codes at most, and the cap is a backstop.
+const configV2Answers = new WeakMap<object, Map<string, ConfigAnswers>>();
+const MAX_V2_ANSWERS_PER_LOCALE = 1024;
 
-function answersV2For(data: ConfigV2Data): ConfigAnswers {
-  let pair = configV2Answers.get(data.config);
-  if (!pair) configV2Answers.set(data.config, (pair = []));
-  const slot = data.variesByLanguage ? 1 : 0;
-  let answers = pair[slot];
+function answersV2For(data: ConfigV2Data, geo: Config['geo']): ConfigAnswers {
+  let byKind = configV2Answers.get(data.config);
+  if (!byKind) configV2Answers.set(data.config, (byKind = new Map()));
+  const key = (data.variesByLanguage ? 'a' : 'l') + (data.overridden ? '!' : '') + (data.jurisdiction?.code ?? '');
+  let answers = byKind.get(key);
   if (answers === undefined) {
     const { id, number, publishedAt, contentHash, consentHash } = data.version;
-    const { projectId, locale, locales, dir, config, ui, experience } = data;
+    const { projectId, locale, locales, dir, config, ui, experience, jurisdiction, mode } = data;
     const body = Buffer.from(
-      JSON.stringify({ projectId, version: { id, number, publishedAt, contentHash, consentHash }, locale, locales, dir, config, ui, experience }),
+      JSON.stringify({
+        projectId,
+        version: { id, number, publishedAt, contentHash, consentHash },
+        locale,
+        locales,
+        dir,
+        config,
+        ui,
+        experience,
+        jurisdiction,
+        mode,
+      }),
     );
     const etag = `"${createHash('sha256').update(body).digest('hex')}"`;
-    answers = frozenAnswers(body, etag, { ETag: etag, 'Cache-Control': CONFIG_CACHE_CONTROL, ...(data.variesByLanguage && VARY_LANGUAGE) });
-    pair[slot] = answers;
+    // The CORS layer's `Vary: Origin` is replaced by the route's own, so it names Origin too.
+    const vary = ['Origin', ...(data.variesByLanguage ? ['Accept-Language'] : []), ...geoHeaderNames(geo)];
+    answers = frozenAnswers(body, etag, {
+      ETag: etag,
+      // An overridden answer depends on the operator's session: no cache keeps it.
+      'Cache-Control': data.overridden ? 'no-store' : CONFIG_CACHE_CONTROL,
+      ...(vary.length > 1 && { Vary: vary.join(', ') }),
+    });
+    if (byKind.size >= MAX_V2_ANSWERS_PER_LOCALE) byKind.delete(byKind.keys().next().value!);
+    byKind.set(key, answers);
   }
   return answers;
 }
 
-function configV2Response(data: ConfigV2Data, headers: ConfigHeaders): RestResponse {
-  return chosenAnswer(answersV2For(data), headers);
+function configV2Response(data: ConfigV2Data, headers: ConfigHeaders, geo: Config['geo']): RestResponse {
+  return chosenAnswer(answersV2For(data, geo), headers);
 }
 
 // Fields copied by name: object rest/spread compiles to a for-in helper that cost the hot path ~5 µs a request
 // (CPU profile of bench/sdk-config.ts, v2 case).
-const flattenV2 = ({ projectId, version, variesByLanguage, localized: l }: SdkConfigV2): ConfigV2Data => ({
+const flattenV2 = ({ projectId, version, variesByLanguage, localized: l, placement, overridden }: SdkConfigV2): ConfigV2Data => ({
   projectId,
   version,
   variesByLanguage,
+  jurisdiction: placement.jurisdiction,
+  mode: placement.mode,
+  overridden,
   locale: l.locale,
   locales: l.locales,
   dir: l.dir,
@@ -237,13 +272,15 @@ function localeQuery(url: string): { locale?: string } | undefined {
 function configV2FromMemory(req: IncomingMessage, services: Services): Promise<RestResponse> | undefined {
   const query = localeQuery(req.url!);
   if (!query) return undefined;
+  const geo = services.config.geo;
+  const location = geo.countryHeader ? geoHeaders(geo, (name) => req.headers[name]) : undefined;
   const config = sdkConfigV2FromMemory(
     services,
     { token: bearerToken(req.headers.authorization), origin: headerValue(req.headers.origin), address: clientAddress(req, services.config.trustProxy) },
-    { locale: query.locale, acceptLanguage: headerValue(req.headers['accept-language']) },
+    { locale: query.locale, acceptLanguage: headerValue(req.headers['accept-language']), country: location?.country, region: location?.region },
   );
   return config?.then(
-    (data) => configV2Response(flattenV2(data), req.headers),
+    (data) => configV2Response(flattenV2(data), req.headers, geo),
     (error: unknown) => {
       if (error instanceof AppError) return fromGraphQLError(error, { exposeInternal: false });
       throw error;
@@ -285,15 +322,31 @@ const sdkApiRoutes: RouteDef[] = [
     path: '/api/sdk/v2/config',
     summary:
       'SDK v2: the latest published config with its texts in one locale, UI strings and experience settings (Bearer publishable key; ' +
-      'ETag = SHA-256 of the body, 304; without `locale`, Accept-Language decides and the answer has Vary: Accept-Language)',
+      'ETag = SHA-256 of the body, 304; without `locale`, Accept-Language decides and the answer has Vary: Accept-Language). ' +
+      '`jurisdiction` and `mode` come from the location a CDN resolved (GEO_COUNTRY_HEADER, GEO_REGION_HEADER, named in Vary) and the ' +
+      'version’s jurisdiction rules (docs/jurisdictions.md)',
     auth: 'publishableKey',
+    consoleSession: true,
     operation: 'SdkConfigV2',
     queryParams: z.object({
       locale: z.string().optional().describe('BCP 47 tag; exact tag, then language, then the default locale (never an error)'),
       key: z.string().optional().describe('For compatibility only; the SDK sends the key as Bearer'),
+      jurisdiction: z
+        .string()
+        .optional()
+        .describe(
+          'Testing: a location code (DE, US, US-CA) used instead of the CDN’s, answered with Cache-Control: no-store. Honoured only in ' +
+            'development or with an operator session (bearer, with the key in `key`; or the console’s cookie); ignored otherwise. ' +
+            'A value that is not a location code means an unknown location',
+        ),
     }),
-    variables: ({ query, headers }) => ({ key: query.key, locale: query.locale, acceptLanguage: headerValue(headers['accept-language']) }),
-    respond: (data: { sdkConfigV2: ConfigV2Data }, req) => configV2Response(data.sdkConfigV2, req.headers),
+    variables: ({ query, headers }) => ({
+      key: query.key,
+      locale: query.locale,
+      acceptLanguage: headerValue(headers['accept-language']),
+      jurisdiction: query.jurisdiction,
+    }),
+    respond: (data: { sdkConfigV2: ConfigV2Data }, req) => configV2Response(data.sdkConfigV2, req.headers, req.services.config.geo),
     fromMemory: configV2FromMemory,
     fromMemoryReadsQuery: true,
     responses: {

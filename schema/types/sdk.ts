@@ -2,6 +2,7 @@ import { publishableKeyStatus } from '../../src/sdk/access.js';
 import type { PublishedVersion } from '../../src/consent/versions.js';
 import { sdkConfig, type SdkConfig } from '../../src/sdk/config.js';
 import { sdkConfigV2, type SdkConfigV2 } from '../../src/sdk/config-v2.js';
+import type { Placement } from '../../src/consent/jurisdictions.js';
 import { recordConsent, type ConsentAck } from '../../src/sdk/consent.js';
 import { latestDecision, type SdkDecision } from '../../src/sdk/decision.js';
 import { getAllowedOrigins, updateAllowedOrigins, type AllowedOrigins } from '../../src/sdk/origins.js';
@@ -66,6 +67,14 @@ const SdkConfigRef = builder.objectRef<SdkConfig>('SdkConfig').implement({
   }),
 });
 
+const SdkJurisdiction = builder.objectRef<NonNullable<Placement['jurisdiction']>>('SdkJurisdiction').implement({
+  description: 'A visitor location and the jurisdiction rule that matched it',
+  fields: (t) => ({
+    code: t.exposeString('code', { description: 'DE, US, US-CA, …' }),
+    rule: t.exposeString('rule', { nullable: true, description: 'The id of the first rule matching the location; null when none did' }),
+  }),
+});
+
 const SdkConfigV2Ref = builder.objectRef<SdkConfigV2>('SdkConfigV2').implement({
   description: 'SDK API v2: the latest published version with its texts in one locale, the UI strings and the experience settings',
   fields: (t) => ({
@@ -82,6 +91,17 @@ const SdkConfigV2Ref = builder.objectRef<SdkConfigV2>('SdkConfigV2').implement({
       resolve: (c) => c.localized.experience,
     }),
     variesByLanguage: t.exposeBoolean('variesByLanguage', { description: 'The locale was chosen from acceptLanguage' }),
+    jurisdiction: t.field({
+      type: SdkJurisdiction,
+      nullable: true,
+      description: 'Where the visitor is (from the CDN headers, or the override) and the rule matching it; null without a location',
+      resolve: (c) => c.placement.jurisdiction,
+    }),
+    mode: t.string({
+      description: 'The consent mode there: opt-in, opt-out, notice or none (docs/jurisdictions.md)',
+      resolve: (c) => c.placement.mode,
+    }),
+    overridden: t.exposeBoolean('overridden', { description: 'The `jurisdiction` argument replaced the location (a testing answer)' }),
   }),
 });
 
@@ -115,12 +135,27 @@ builder.queryFields((t) => ({
   sdkConfigV2: t.field({
     type: SdkConfigV2Ref,
     description: 'SDK v2: the published config in a locale (`locale`, else `acceptLanguage`, else the default locale)',
-    args: { key: t.arg.string(), locale: t.arg.string(), acceptLanguage: t.arg.string() },
+    args: {
+      key: t.arg.string(),
+      locale: t.arg.string(),
+      acceptLanguage: t.arg.string(),
+      jurisdiction: t.arg.string({
+        description: 'A location code (US-CA) replacing the CDN’s, for testing: only in development or with an operator session; ignored otherwise',
+      }),
+    },
     resolve: (_root, args, ctx) =>
       sdkConfigV2(
         ctx.services,
-        { token: ctx.bearer ?? args.key ?? undefined, origin: ctx.origin, address: ctx.ip },
-        { locale: args.locale ?? undefined, acceptLanguage: args.acceptLanguage ?? undefined },
+        // An operator's bearer (testing the override) is no publishable key: the key then comes in `key`.
+        { token: (ctx.viewer && args.key) || (ctx.bearer ?? args.key ?? undefined), origin: ctx.origin, address: ctx.ip },
+        {
+          locale: args.locale ?? undefined,
+          acceptLanguage: args.acceptLanguage ?? undefined,
+          country: ctx.geo?.country,
+          region: ctx.geo?.region,
+          jurisdiction: args.jurisdiction ?? undefined,
+          overrideAllowed: !ctx.services.config.production || ctx.viewer !== null,
+        },
       ),
   }),
   sdkDecision: t.field({

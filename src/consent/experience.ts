@@ -6,6 +6,7 @@ import type { Services } from '../services.js';
 import { parseInput } from '../validation.js';
 import type { Draft } from './draft.js';
 import { withProjectLock } from './draft.js';
+import { gppInput, jurisdictionsInput } from './jurisdictions.js';
 import { UI_STRING_KEYS } from './ui-strings.js';
 import { isHttpsUrl, LIMITS, PURPOSE_KEY } from './validation.js';
 import { recordAudit } from '../audit/record.js';
@@ -126,6 +127,10 @@ export const experienceObject = z
       })
       .strict()
       .default({ colorScheme: 'light', borderRadius: 8 }),
+    // Absent stays absent (so experiences from before them read back unchanged): the SDK config
+    // applies DEFAULT_JURISDICTIONS and DEFAULT_GPP instead (src/consent/jurisdictions.ts).
+    jurisdictions: jurisdictionsInput.optional(),
+    gpp: gppInput.optional(),
   })
   .strict();
 

@@ -15,6 +15,7 @@ export const UI_STRING_KEYS = [
   'saveFailed',
   'doNotSell',
   'optOutHonored',
+  'noticeOk',
 ] as const;
 
 export type UiStringKey = (typeof UI_STRING_KEYS)[number];
@@ -34,6 +35,7 @@ export const BUILT_IN_UI_STRINGS: Readonly<Record<string, UiStrings>> = {
     saveFailed: 'Your choices could not be saved. Please try again.',
     doNotSell: 'Do Not Sell or Share My Personal Information',
     optOutHonored: 'Opt-Out Request Honored',
+    noticeOk: 'Got it',
   },
   de: {
     acceptAll: 'Alle akzeptieren',
@@ -48,6 +50,7 @@ export const BUILT_IN_UI_STRINGS: Readonly<Record<string, UiStrings>> = {
     saveFailed: 'Ihre Auswahl konnte nicht gespeichert werden. Bitte versuchen Sie es erneut.',
     doNotSell: 'Meine personenbezogenen Daten nicht verkaufen oder weitergeben',
     optOutHonored: 'Widerspruch berücksichtigt',
+    noticeOk: 'Verstanden',
   },
   fr: {
     acceptAll: 'Tout accepter',
@@ -62,6 +65,7 @@ export const BUILT_IN_UI_STRINGS: Readonly<Record<string, UiStrings>> = {
     saveFailed: 'Vos choix n’ont pas pu être enregistrés. Veuillez réessayer.',
     doNotSell: 'Ne pas vendre ni partager mes informations personnelles',
     optOutHonored: 'Demande d’opposition prise en compte',
+    noticeOk: 'J’ai compris',
   },
   es: {
     acceptAll: 'Aceptar todo',
@@ -76,6 +80,7 @@ export const BUILT_IN_UI_STRINGS: Readonly<Record<string, UiStrings>> = {
     saveFailed: 'No se han podido guardar tus preferencias. Inténtalo de nuevo.',
     doNotSell: 'No vender ni compartir mi información personal',
     optOutHonored: 'Solicitud de exclusión atendida',
+    noticeOk: 'Entendido',
   },
   it: {
     acceptAll: 'Accetta tutto',
@@ -90,6 +95,7 @@ export const BUILT_IN_UI_STRINGS: Readonly<Record<string, UiStrings>> = {
     saveFailed: 'Non è stato possibile salvare le tue scelte. Riprova.',
     doNotSell: 'Non vendere o condividere le mie informazioni personali',
     optOutHonored: 'Richiesta di opposizione accolta',
+    noticeOk: 'Ho capito',
   },
   nl: {
     acceptAll: 'Alles accepteren',
@@ -104,6 +110,7 @@ export const BUILT_IN_UI_STRINGS: Readonly<Record<string, UiStrings>> = {
     saveFailed: 'Je keuzes konden niet worden opgeslagen. Probeer het opnieuw.',
     doNotSell: 'Mijn persoonsgegevens niet verkopen of delen',
     optOutHonored: 'Bezwaar verwerkt',
+    noticeOk: 'Begrepen',
   },
   pt: {
     acceptAll: 'Aceitar tudo',
@@ -118,6 +125,7 @@ export const BUILT_IN_UI_STRINGS: Readonly<Record<string, UiStrings>> = {
     saveFailed: 'Não foi possível guardar as suas escolhas. Tente novamente.',
     doNotSell: 'Não vender nem partilhar as minhas informações pessoais',
     optOutHonored: 'Pedido de exclusão respeitado',
+    noticeOk: 'Compreendi',
   },
   'pt-BR': {
     acceptAll: 'Aceitar tudo',
@@ -132,6 +140,7 @@ export const BUILT_IN_UI_STRINGS: Readonly<Record<string, UiStrings>> = {
     saveFailed: 'Não foi possível salvar suas escolhas. Tente novamente.',
     doNotSell: 'Não vender nem compartilhar minhas informações pessoais',
     optOutHonored: 'Solicitação de exclusão atendida',
+    noticeOk: 'Entendi',
   },
   pl: {
     acceptAll: 'Zaakceptuj wszystkie',
@@ -146,6 +155,7 @@ export const BUILT_IN_UI_STRINGS: Readonly<Record<string, UiStrings>> = {
     saveFailed: 'Nie udało się zapisać Twojego wyboru. Spróbuj ponownie.',
     doNotSell: 'Nie sprzedawaj ani nie udostępniaj moich danych osobowych',
     optOutHonored: 'Sprzeciw został uwzględniony',
+    noticeOk: 'Rozumiem',
   },
   sv: {
     acceptAll: 'Godkänn alla',
@@ -160,6 +170,7 @@ export const BUILT_IN_UI_STRINGS: Readonly<Record<string, UiStrings>> = {
     saveFailed: 'Dina val kunde inte sparas. Försök igen.',
     doNotSell: 'Sälj eller dela inte mina personuppgifter',
     optOutHonored: 'Begäran om avregistrering har tillgodosetts',
+    noticeOk: 'Jag förstår',
   },
   da: {
     acceptAll: 'Accepter alle',
@@ -174,6 +185,7 @@ export const BUILT_IN_UI_STRINGS: Readonly<Record<string, UiStrings>> = {
     saveFailed: 'Dine valg kunne ikke gemmes. Prøv igen.',
     doNotSell: 'Sælg eller del ikke mine personoplysninger',
     optOutHonored: 'Fravalg respekteret',
+    noticeOk: 'Forstået',
   },
   fi: {
     acceptAll: 'Hyväksy kaikki',
@@ -188,6 +200,7 @@ export const BUILT_IN_UI_STRINGS: Readonly<Record<string, UiStrings>> = {
     saveFailed: 'Valintojasi ei voitu tallentaa. Yritä uudelleen.',
     doNotSell: 'Älä myy tai jaa henkilötietojani',
     optOutHonored: 'Kieltopyyntö huomioitu',
+    noticeOk: 'Selvä',
   },
   cs: {
     acceptAll: 'Přijmout vše',
@@ -202,6 +215,67 @@ export const BUILT_IN_UI_STRINGS: Readonly<Record<string, UiStrings>> = {
     saveFailed: 'Vaši volbu se nepodařilo uložit. Zkuste to prosím znovu.',
     doNotSell: 'Neprodávat ani nesdílet mé osobní údaje',
     optOutHonored: 'Žádost o nesouhlas byla vyřízena',
+    noticeOk: 'Rozumím',
+  },
+  ar: {
+    acceptAll: 'قبول الكل',
+    rejectAll: 'رفض الكل',
+    saveChoices: 'حفظ الاختيارات',
+    manage: 'تخصيص',
+    alwaysOn: 'مفعّلة دائمًا',
+    close: 'إغلاق',
+    dialogTitle: 'تفضيلات الخصوصية',
+    privacyPolicy: 'سياسة الخصوصية',
+    gpcNote: 'أرسل متصفحك إشارة Global Privacy Control، لذا أوقفنا الأغراض التي تشملها.',
+    saveFailed: 'تعذّر حفظ اختياراتك. يُرجى المحاولة مرة أخرى.',
+    doNotSell: 'لا تبيعوا معلوماتي الشخصية ولا تشاركوها',
+    optOutHonored: 'تمت تلبية طلب الانسحاب',
+    noticeOk: 'حسنًا',
+  },
+  he: {
+    acceptAll: 'אישור הכול',
+    rejectAll: 'דחיית הכול',
+    saveChoices: 'שמירת הבחירות',
+    manage: 'התאמה אישית',
+    alwaysOn: 'פעיל תמיד',
+    close: 'סגירה',
+    dialogTitle: 'העדפות פרטיות',
+    privacyPolicy: 'מדיניות פרטיות',
+    gpcNote: 'הדפדפן שלך שלח אות Global Privacy Control, ולכן כיבינו את המטרות שהוא חל עליהן.',
+    saveFailed: 'לא ניתן היה לשמור את הבחירות שלך. נא לנסות שוב.',
+    doNotSell: 'אין למכור או לשתף את המידע האישי שלי',
+    optOutHonored: 'בקשת הסירוב התקבלה',
+    noticeOk: 'הבנתי',
+  },
+  fa: {
+    acceptAll: 'پذیرش همه',
+    rejectAll: 'رد همه',
+    saveChoices: 'ذخیرهٔ انتخاب‌ها',
+    manage: 'سفارشی‌سازی',
+    alwaysOn: 'همیشه فعال',
+    close: 'بستن',
+    dialogTitle: 'تنظیمات حریم خصوصی',
+    privacyPolicy: 'سیاست حفظ حریم خصوصی',
+    gpcNote: 'مرورگر شما سیگنال Global Privacy Control را فرستاد، بنابراین هدف‌هایی را که شامل آن می‌شود غیرفعال کردیم.',
+    saveFailed: 'انتخاب‌های شما ذخیره نشد. لطفاً دوباره تلاش کنید.',
+    doNotSell: 'اطلاعات شخصی مرا نفروشید و به اشتراک نگذارید',
+    optOutHonored: 'درخواست انصراف اعمال شد',
+    noticeOk: 'متوجه شدم',
+  },
+  ur: {
+    acceptAll: 'سب قبول کریں',
+    rejectAll: 'سب مسترد کریں',
+    saveChoices: 'انتخاب محفوظ کریں',
+    manage: 'حسب منشا بنائیں',
+    alwaysOn: 'ہمیشہ فعال',
+    close: 'بند کریں',
+    dialogTitle: 'رازداری کی ترجیحات',
+    privacyPolicy: 'رازداری کی پالیسی',
+    gpcNote: 'آپ کے براؤزر نے Global Privacy Control کا سگنل بھیجا ہے، اس لیے ہم نے اس کے دائرے میں آنے والے مقاصد بند کر دیے ہیں۔',
+    saveFailed: 'آپ کے انتخاب محفوظ نہیں ہو سکے۔ براہ کرم دوبارہ کوشش کریں۔',
+    doNotSell: 'میری ذاتی معلومات فروخت یا شیئر نہ کریں',
+    optOutHonored: 'آپٹ آؤٹ کی درخواست پر عمل کر دیا گیا',
+    noticeOk: 'ٹھیک ہے',
   },
 };
 

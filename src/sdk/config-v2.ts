@@ -1,6 +1,8 @@
 import Negotiator from 'negotiator';
 import type { CategoryView, ConsentConfig, NoticeView, PurposeView } from '../consent/config.js';
 import { canonicalLocale, DEFAULT_EXPERIENCE, type Experience } from '../consent/experience.js';
+import { DEFAULT_GPP, placeLocation, type GppSettings, type Placement } from '../consent/jurisdictions.js';
+import { locationCode, parseLocationCode } from '../consent/regions.js';
 import { builtInUiStrings, languageOf, textDirection, type UiStrings } from '../consent/ui-strings.js';
 import type { PublishedVersion } from '../consent/versions.js';
 import type { Services } from '../services.js';
@@ -19,7 +21,8 @@ export interface LocalizedVersion {
   dir: 'ltr' | 'rtl';
   config: ConsentConfig;
   ui: UiStrings;
-  experience: Omit<Experience, 'defaultLocale' | 'translations'>;
+  /** The settings the SDK uses: the rules stay on the server (they decide `mode`), GPP has its defaults filled. */
+  experience: Omit<Experience, 'defaultLocale' | 'translations' | 'jurisdictions' | 'gpp'> & { gpp: GppSettings };
 }
 
 export interface SdkConfigV2 {
@@ -28,12 +31,23 @@ export interface SdkConfigV2 {
   localized: LocalizedVersion;
   /** The locale came from Accept-Language (no `locale` asked for): the answer carries `Vary: Accept-Language`. */
   variesByLanguage: boolean;
+  /** Where the visitor is and the consent mode there (frozen, one per version and location). */
+  placement: Placement;
+  /** A `jurisdiction` override was honoured: a testing answer, never stored by caches. */
+  overridden: boolean;
 }
 
 export interface LocaleRequest {
   /** The `locale` query parameter, as sent. */
   locale?: string | undefined;
   acceptLanguage?: string | undefined;
+  /** The values of the GEO_COUNTRY_HEADER and GEO_REGION_HEADER headers, as sent (docs/jurisdictions.md). */
+  country?: string | undefined;
+  region?: string | undefined;
+  /** The `jurisdiction` query parameter: replaces the location when `overrideAllowed`. */
+  jurisdiction?: string | undefined;
+  /** Development (NODE_ENV not production), or the request carries a valid operator session. */
+  overrideAllowed?: boolean;
 }
 
 
@@ -55,8 +69,35 @@ function served(services: Services, keyId: string, project: ProjectAccess, addre
     const experience = version.experience ?? DEFAULT_EXPERIENCE;
     const variesByLanguage = request.locale === undefined;
     const locale = chosenLocale(version, experience, request, variesByLanguage);
-    return { projectId: project.projectId, version, localized: localize(version, experience, locale), variesByLanguage };
+    const overridden = request.jurisdiction !== undefined && request.overrideAllowed === true;
+    const location = overridden ? parseLocationCode(request.jurisdiction) : locationCode(request.country, request.region);
+    return {
+      projectId: project.projectId,
+      version,
+      localized: localize(version, experience, locale),
+      variesByLanguage,
+      placement: placementOf(version, experience, location),
+      overridden,
+    };
   });
+}
+
+const placements = new WeakMap<PublishedVersion, Map<string | null, Placement>>();
+
+/**
+ * The rule for a location, made once per version and location code. Bounded without a limit of its own:
+ * only valid codes (about 310) and null get here.
+ */
+function placementOf(version: PublishedVersion, experience: Experience, location: string | null): Placement {
+  let byLocation = placements.get(version);
+  if (!byLocation) placements.set(version, (byLocation = new Map()));
+  let placement = byLocation.get(location);
+  if (!placement) {
+    const { jurisdiction, mode } = placeLocation(experience.jurisdictions, location);
+    placement = Object.freeze({ jurisdiction: jurisdiction && Object.freeze(jurisdiction), mode });
+    byLocation.set(location, placement);
+  }
+  return placement;
 }
 
 const MAX_REMEMBERED_CHOICES = 256;
@@ -127,7 +168,7 @@ export function localize(version: PublishedVersion, experience: Experience, loca
   }
   let localized = byLocale.get(locale);
   if (!localized) {
-    const { defaultLocale: _defaultLocale, translations, ...settings } = experience;
+    const { defaultLocale: _defaultLocale, translations, jurisdictions: _rules, gpp, ...settings } = experience;
     const translation = translations[locale];
     localized = Object.freeze({
       locale,
@@ -135,7 +176,7 @@ export function localize(version: PublishedVersion, experience: Experience, loca
       dir: textDirection(locale),
       config: translateConfig(version.config, translation, locale !== experience.defaultLocale),
       ui: { ...builtInUiStrings(locale), ...(translation?.ui as Partial<UiStrings> | undefined) },
-      experience: settings,
+      experience: { ...settings, gpp: { ...DEFAULT_GPP, ...gpp } },
     });
     byLocale.set(locale, localized);
   }
