@@ -44,7 +44,23 @@ describe('POST /api/sdk/v1/consent', () => {
     // Exactly these columns: nothing about the visitor beyond the installation id.
     expect(Object.keys(row).sort()).toEqual(
       // locale and gpc: extensions.md section 3 (only what the SDK says; never derived from the request).
-      ['api_key_id', 'choices', 'consent_hash', 'created_at', 'gpc', 'id', 'installation_id', 'locale', 'project_id', 'sdk_version', 'version_id'].sort(),
+      // jurisdiction, action and gpp: issue 16, likewise only as the SDK sent them.
+      [
+        'action',
+        'api_key_id',
+        'choices',
+        'consent_hash',
+        'created_at',
+        'gpc',
+        'gpp',
+        'id',
+        'installation_id',
+        'jurisdiction',
+        'locale',
+        'project_id',
+        'sdk_version',
+        'version_id',
+      ].sort(),
     );
     expect(row).toMatchObject({
       project_id: s.project.id,
@@ -192,14 +208,85 @@ describe('POST /api/sdk/v1/consent', () => {
     expect(lines[1]).toMatchObject({ locale: 'de-AT', gpc: true });
     expect(lines[0]).not.toHaveProperty('locale');
     const rows = (await exported('csv')).trim().split('\n');
-    expect(rows[0]).toBe('id,versionId,versionNumber,consentHash,choices,installationId,sdkVersion,createdAt,locale,gpc');
-    expect(rows[1]).toMatch(/,,$/);
-    expect(rows[2]).toMatch(/,de-AT,true$/);
+    expect(rows[0]).toBe('id,versionId,versionNumber,consentHash,choices,installationId,sdkVersion,createdAt,locale,gpc,jurisdiction,action,gpp');
+    expect(rows[1]).toMatch(/,,,,,$/);
+    expect(rows[2]).toMatch(/,de-AT,true,,,$/);
 
     const events = await server.services.db.query<{ payload: any }>('SELECT payload FROM webhook_events WHERE project_id = $1 ORDER BY created_at, id', [s.project.id]);
     expect(events.map((event) => event.payload.data.receiptId)).toEqual([plain.body.id, withExtras.body.id]);
     expect(events[0]!.payload.data).not.toHaveProperty('locale');
     expect(events[1]!.payload.data).toMatchObject({ locale: 'de-AT', gpc: true });
+  });
+
+  it('records optional jurisdiction, action and gpp (issue 16): stored, listed on REST and GraphQL, exported, in the webhook data', async () => {
+    const s = await setup();
+    await server.services.db.query(
+      `INSERT INTO webhooks (project_id, url, enabled, secret, secret_prefix) VALUES ($1, 'https://hooks.example/x', true, 'whsec_test', 'whsec_te')`,
+      [s.project.id],
+    );
+    const gpp = 'DBABMA~CPXxRfAPXxRfAAfKABENB-CgAAAAAAAAAAYgAAAAAAAA';
+    const plain = await s.post(s.valid);
+    const geo = await s.post({ ...s.valid, jurisdiction: 'US-CA', action: 'opt_out', gpp });
+    const country = await s.post({ ...s.valid, jurisdiction: 'DE', action: 'accept_all' });
+    for (const res of [plain, geo, country]) expect(res.status, res.text).toBe(201);
+    expect(Object.keys(geo.body)).toEqual(['ok', 'id', 'createdAt']);
+
+    const [row] = await server.services.db.query<Record<string, unknown>>('SELECT jurisdiction, action, gpp FROM receipts WHERE id = $1', [geo.body.id]);
+    expect(row).toEqual({ jurisdiction: 'US-CA', action: 'opt_out', gpp });
+
+    const list = await server.request('GET', `/api/platform/projects/${s.project.id}/receipts`, { token: s.owner.token });
+    const [third, second, first] = list.body.receipts;
+    expect(second).toMatchObject({ id: geo.body.id, jurisdiction: 'US-CA', action: 'opt_out', gpp });
+    expect(third).toMatchObject({ id: country.body.id, jurisdiction: 'DE', action: 'accept_all' });
+    expect(third).not.toHaveProperty('gpp');
+    // A receipt without them keeps the contract's exact shape.
+    expect(Object.keys(first)).toEqual(['id', 'versionId', 'versionNumber', 'consentHash', 'choices', 'installationId', 'sdkVersion', 'createdAt']);
+
+    const graph = await server.request('POST', '/graphql', {
+      token: s.owner.token,
+      body: { query: 'query($p: ID!) { receipts(projectId: $p) { receipts { id jurisdiction action gpp } } }', variables: { p: s.project.id } },
+    });
+    expect(graph.body.errors).toBeUndefined();
+    expect(graph.body.data.receipts.receipts).toEqual([
+      { id: country.body.id, jurisdiction: 'DE', action: 'accept_all', gpp: null },
+      { id: geo.body.id, jurisdiction: 'US-CA', action: 'opt_out', gpp },
+      { id: plain.body.id, jurisdiction: null, action: null, gpp: null },
+    ]);
+
+    const exported = (format: string) =>
+      fetch(`${server.url}/api/platform/projects/${s.project.id}/receipts/export?format=${format}`, { headers: { authorization: `Bearer ${s.owner.token}` } }).then((r) => r.text());
+    const lines = (await exported('ndjson')).trim().split('\n').map((line) => JSON.parse(line));
+    expect(lines[1]).toMatchObject({ jurisdiction: 'US-CA', action: 'opt_out', gpp });
+    expect(lines[0]).not.toHaveProperty('jurisdiction');
+    expect(lines[0]).not.toHaveProperty('action');
+    const rows = (await exported('csv')).trim().split('\n');
+    expect(rows[0]).toBe('id,versionId,versionNumber,consentHash,choices,installationId,sdkVersion,createdAt,locale,gpc,jurisdiction,action,gpp');
+    expect(rows[1]).toMatch(/,,,,,$/);
+    expect(rows[2]).toMatch(new RegExp(`,,,US-CA,opt_out,${gpp}$`));
+    expect(rows[3]).toMatch(/,,,DE,accept_all,$/);
+
+    const events = await server.services.db.query<{ payload: any }>('SELECT payload FROM webhook_events WHERE project_id = $1 ORDER BY created_at, id', [s.project.id]);
+    expect(events.map((event) => event.payload.data.receiptId)).toEqual([plain.body.id, geo.body.id, country.body.id]);
+    for (const key of ['jurisdiction', 'action', 'gpp']) expect(events[0]!.payload.data).not.toHaveProperty(key);
+    expect(events[1]!.payload.data).toMatchObject({ jurisdiction: 'US-CA', action: 'opt_out', gpp });
+    expect(events[2]!.payload.data).not.toHaveProperty('gpp');
+  });
+
+  it.each([
+    ['a lower-case jurisdiction', { jurisdiction: 'de' }, 'jurisdiction'],
+    ['a jurisdiction with a long region', { jurisdiction: 'US-CALI' }, 'jurisdiction'],
+    ['a non-string jurisdiction', { jurisdiction: 49 }, 'jurisdiction'],
+    ['an unknown action', { action: 'accept' }, 'action'],
+    ['a null action', { action: null }, 'action'],
+    ['a gpp string with a space', { gpp: 'DBABMA~CPX xRf' }, 'gpp'],
+    ['a gpp string over 2048 characters', { gpp: 'A'.repeat(2049) }, 'gpp'],
+  ])('refuses %s with 400 invalid_body naming the field, storing nothing', async (_name, extra, field) => {
+    const s = await setup();
+    const res = await s.post({ ...s.valid, ...extra });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: expect.stringMatching(new RegExp(`^${field}: `)), code: 'invalid_body' });
+    const list = await server.request('GET', `/api/platform/projects/${s.project.id}/receipts`, { token: s.owner.token });
+    expect(list.body.receipts).toEqual([]);
   });
 
   it.each([

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { exportReceipts, wireReceipt } from '../../src/receipts/service.js';
+import { RECEIPT_ACTIONS } from '../../src/sdk/consent.js';
 import { STATS_INTERVALS } from '../../src/stats/service.js';
 import { route, type RouteDef } from '../route.js';
 import { sessionErrors, timestamp, validationError } from '../schemas.js';
@@ -16,6 +17,9 @@ const Receipt = z
     createdAt: timestamp,
     locale: z.string().optional().describe('BCP 47 tag the visitor saw; only when the SDK sent it'),
     gpc: z.boolean().optional().describe('The browser sent Global Privacy Control; only when the SDK sent it'),
+    jurisdiction: z.string().optional().describe('Location code the SDK acted on (DE, US-CA); only when the SDK sent it'),
+    action: z.enum(RECEIPT_ACTIONS).optional().describe('What the visitor did; only when the SDK sent it'),
+    gpp: z.string().optional().describe('The GPP string the SDK produced; only when the SDK sent it'),
   })
   .meta({ id: 'Receipt' });
 

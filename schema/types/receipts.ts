@@ -14,6 +14,12 @@ export const Receipt = builder.objectRef<ReceiptView>('Receipt').implement({
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     locale: t.exposeString('locale', { nullable: true, description: 'BCP 47 tag of the language the visitor saw, when the SDK sent it' }),
     gpc: t.exposeBoolean('gpc', { nullable: true, description: 'The browser sent Global Privacy Control, when the SDK said' }),
+    jurisdiction: t.exposeString('jurisdiction', { nullable: true, description: 'Location code the SDK acted on (DE, US-CA), when it said' }),
+    action: t.exposeString('action', {
+      nullable: true,
+      description: 'What the visitor did (accept_all, reject_all, custom, opt_out, gpc), when the SDK said',
+    }),
+    gpp: t.exposeString('gpp', { nullable: true, description: 'The GPP string the SDK produced, when it sent one' }),
   }),
 });
 

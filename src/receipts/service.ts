@@ -19,6 +19,10 @@ export interface ReceiptView {
   /** extensions.md section 3; null when the SDK did not send them (left out of the wire shapes then). */
   locale: string | null;
   gpc: boolean | null;
+  /** Issue 16: the location code the SDK acted on, the visitor's action, the GPP string; null when not sent. */
+  jurisdiction: string | null;
+  action: string | null;
+  gpp: string | null;
 }
 
 const timestamp = z.iso.datetime({ offset: true, message: 'Must be an ISO 8601 timestamp' }).transform((value) => new Date(value));
@@ -78,6 +82,9 @@ export async function listReceipts(services: Services, projectId: string, input:
       createdAt: true,
       locale: true,
       gpc: true,
+      jurisdiction: true,
+      action: true,
+      gpp: true,
       version: { select: { number: true } },
     },
   });
@@ -114,8 +121,23 @@ export function planExport(services: Services, projectId: string, input: unknown
 }
 
 export const EXPORT_BATCH = 2_000;
-// locale and gpc (extensions.md section 3) come last, so the contract's columns keep their places.
-export const EXPORT_COLUMNS = ['id', 'versionId', 'versionNumber', 'consentHash', 'choices', 'installationId', 'sdkVersion', 'createdAt', 'locale', 'gpc'] as const;
+// locale and gpc (extensions.md section 3), then jurisdiction, action and gpp (issue 16) come last,
+// so the contract's columns keep their places.
+export const EXPORT_COLUMNS = [
+  'id',
+  'versionId',
+  'versionNumber',
+  'consentHash',
+  'choices',
+  'installationId',
+  'sdkVersion',
+  'createdAt',
+  'locale',
+  'gpc',
+  'jurisdiction',
+  'action',
+  'gpp',
+] as const;
 
 interface ExportRow {
   id: string;
@@ -127,6 +149,9 @@ interface ExportRow {
   created_at: Date | string;
   locale: string | null;
   gpc: boolean | null;
+  jurisdiction: string | null;
+  action: string | null;
+  gpp: string | null;
 }
 
 /**
@@ -155,6 +180,9 @@ async function* exportBatches(services: Services, request: ExportRequest): Async
         createdAt: new Date(row.created_at),
         locale: row.locale,
         gpc: row.gpc,
+        jurisdiction: row.jurisdiction,
+        action: row.action,
+        gpp: row.gpp,
       }),
     );
     yield batch;
@@ -164,7 +192,7 @@ async function* exportBatches(services: Services, request: ExportRequest): Async
   }
 }
 
-const BATCH_SQL = `SELECT id, version_id, consent_hash, choices, installation_id, sdk_version, created_at, locale, gpc
+const BATCH_SQL = `SELECT id, version_id, consent_hash, choices, installation_id, sdk_version, created_at, locale, gpc, jurisdiction, action, gpp
   FROM receipts
  WHERE project_id = $1 AND created_at < $2 AND (created_at, id) > ($3, $4)
  ORDER BY created_at, id
@@ -187,11 +215,19 @@ function readBatch(services: Services, params: unknown[]): Promise<ExportRow[]> 
   });
 }
 
-/** A receipt on the wire: locale and gpc only when recorded, so receipts of contract clients keep the contract's shape. */
-export const wireReceipt = <R extends { locale: string | null; gpc: boolean | null }>({ locale, gpc, ...receipt }: R) => ({
+type Optional = 'locale' | 'gpc' | 'jurisdiction' | 'action' | 'gpp';
+
+/**
+ * A receipt on the wire: locale, gpc, jurisdiction, action and gpp only when recorded, so receipts of
+ * contract clients keep the contract's shape.
+ */
+export const wireReceipt = <R extends Pick<ReceiptView, Optional>>({ locale, gpc, jurisdiction, action, gpp, ...receipt }: R) => ({
   ...receipt,
   ...(locale !== null && { locale }),
   ...(gpc !== null && { gpc }),
+  ...(jurisdiction !== null && { jurisdiction }),
+  ...(action !== null && { action }),
+  ...(gpp !== null && { gpp }),
 });
 
 const wire = (receipt: ReceiptView) => ({ ...wireReceipt(receipt), createdAt: receipt.createdAt.toISOString() });
@@ -210,7 +246,15 @@ export function exportReceipts(services: Services, request: ExportRequest): Read
   const records = Readable.from(
     (async function* () {
       for await (const batch of batches) {
-        for (const receipt of batch) yield { ...wire(receipt), choices: JSON.stringify(receipt.choices), locale: receipt.locale ?? '', gpc: receipt.gpc ?? '' };
+        for (const receipt of batch) yield {
+            ...wire(receipt),
+            choices: JSON.stringify(receipt.choices),
+            locale: receipt.locale ?? '',
+            gpc: receipt.gpc ?? '',
+            jurisdiction: receipt.jurisdiction ?? '',
+            action: receipt.action ?? '',
+            gpp: receipt.gpp ?? '',
+          };
       }
     })(),
   );

@@ -10,6 +10,12 @@ import { receiptWriter } from './receipt-writer.js';
 
 export const MAX_CHOICES = 200;
 export const INSTALLATION_ID = /^[A-Za-z0-9_-]{8,64}$/;
+/** What the visitor did, as the SDK reports it (issue 16); counted in consent analytics. */
+export const RECEIPT_ACTIONS = ['accept_all', 'reject_all', 'custom', 'opt_out', 'gpc'] as const;
+export type ReceiptAction = (typeof RECEIPT_ACTIONS)[number];
+/** A location code: a country (`DE`), a subdivision (`US-CA`) or a group code such as `US`. */
+export const JURISDICTION_CODE = /^[A-Z]{2}(-[A-Z0-9]{1,3})?$/;
+export const MAX_GPP_LENGTH = 2048;
 
 /** Exactly these fields: anything else (an IP, an e-mail, a user id) is refused, never stored. */
 export const consentBody = z
@@ -30,6 +36,22 @@ export const consentBody = z
       .transform((tag) => canonicalLocale(tag)!)
       .optional(),
     gpc: z.boolean().optional(),
+    // Issue 16: the location code the SDK acted on, what the visitor did, and the GPP string it produced.
+    jurisdiction: z
+      .string()
+      .regex(JURISDICTION_CODE, 'jurisdiction must be a location code such as DE or US-CA')
+      .optional()
+      .describe('The location code the SDK acted on: a country (DE), a subdivision (US-CA) or US'),
+    action: z
+      .enum(RECEIPT_ACTIONS, { message: `action must be one of ${RECEIPT_ACTIONS.join(', ')}` })
+      .optional()
+      .describe('What the visitor did'),
+    gpp: z
+      .string()
+      .max(MAX_GPP_LENGTH, `gpp must be at most ${MAX_GPP_LENGTH} characters`)
+      .regex(/^[A-Za-z0-9_~.-]*$/, 'gpp must be a GPP string (characters A-Z a-z 0-9 _ ~ . -)')
+      .optional()
+      .describe(`The GPP string the SDK produced (at most ${MAX_GPP_LENGTH} of [A-Za-z0-9_~.-])`),
   })
   .strict();
 
@@ -93,6 +115,9 @@ export async function recordConsent(
     sdkVersion: body.sdkVersion ?? null,
     locale: body.locale ?? null,
     gpc: body.gpc ?? null,
+    jurisdiction: body.jurisdiction ?? null,
+    action: body.action ?? null,
+    gpp: body.gpp ?? null,
     decision: decisionOf(choices, version.purposes),
     apiKeyId: keyId,
     createdAt,

@@ -8,6 +8,7 @@ import { enqueueConsentUpdatedBatch } from '../webhooks/outbox.js';
 import { wakeWebhookWorker } from '../webhooks/worker.js';
 import { rollupUpsert, type Decision } from '../stats/rollup.js';
 import { sdkCache } from './cache.js';
+import type { ReceiptAction } from './consent.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -23,6 +24,10 @@ export interface NewReceipt {
   sdkVersion: string | null;
   locale: string | null;
   gpc: boolean | null;
+  /** Issue 16, each as the SDK sent it (null when it did not). */
+  jurisdiction: string | null;
+  action: ReceiptAction | null;
+  gpp: string | null;
   /** How it answered the version's optional purposes, for the analytics rollup. */
   decision: Decision;
   apiKeyId: string;
@@ -147,13 +152,17 @@ export class ReceiptWriter {
       const rollup = this.rollup ? rollupUpsert(receipts, shard) : null;
       await tx.$executeRaw`
         ${rollup ? Prisma.sql`WITH stored AS (` : Prisma.empty}
-        INSERT INTO receipts (id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc)
-        SELECT id, project_id, version_id, consent_hash, choices::jsonb, installation_id, sdk_version, api_key_id, created_at::timestamptz, locale, gpc
+        INSERT INTO receipts (id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc,
+                              jurisdiction, action, gpp)
+        SELECT id, project_id, version_id, consent_hash, choices::jsonb, installation_id, sdk_version, api_key_id, created_at::timestamptz, locale, gpc,
+               jurisdiction, action, gpp
         FROM unnest(${column('id')}::text[], ${column('projectId')}::text[], ${column('versionId')}::text[],
                     ${column('consentHash')}::text[], ${receipts.map((r) => JSON.stringify(r.choices))}::text[],
                     ${column('installationId')}::text[], ${column('sdkVersion')}::text[], ${column('apiKeyId')}::text[],
-                    ${receipts.map((r) => r.createdAt.toISOString())}::text[], ${column('locale')}::text[], ${column('gpc')}::boolean[])
-          AS r(id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc)
+                    ${receipts.map((r) => r.createdAt.toISOString())}::text[], ${column('locale')}::text[], ${column('gpc')}::boolean[],
+                    ${column('jurisdiction')}::text[], ${column('action')}::text[], ${column('gpp')}::text[])
+          AS r(id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc,
+               jurisdiction, action, gpp)
         ${rollup ? Prisma.sql`RETURNING 1) ${rollup}` : Prisma.empty}`;
       // The outbox insert only matters where a webhook is enabled; ask once per batch.
       const webhooks = await tx.$queryRaw<{ project_id: string }[]>`
@@ -178,6 +187,9 @@ export class ReceiptWriter {
               // Only when the SDK sent them: contract receivers see the contract's data.
               ...(receipt.locale !== null && { locale: receipt.locale }),
               ...(receipt.gpc !== null && { gpc: receipt.gpc }),
+              ...(receipt.jurisdiction !== null && { jurisdiction: receipt.jurisdiction }),
+              ...(receipt.action !== null && { action: receipt.action }),
+              ...(receipt.gpp !== null && { gpp: receipt.gpp }),
             },
           })),
       );
