@@ -34,8 +34,8 @@ export interface SdkConfig {
   config: { purposes: Purpose[]; categories: Category[]; notice: Notice };
   ui: Record<string, string>;
   experience: Experience;
-  /** Where the service placed the visitor (`DE`, `US-CA`) and the rule that matched; null when unknown. */
-  jurisdiction: { code: string; rule: string } | null;
+  /** Where the service placed the visitor (`DE`, `US-CA`) and the rule that matched; null (or absent) when unknown. */
+  jurisdiction?: { code: string; rule: string } | null;
   mode: Mode;
 }
 
@@ -103,7 +103,6 @@ export function createApi(base: string, publicKey: string): Api {
       x.gpp ||= { mspaCoveredTransaction: false, mspaMode: 'none' };
       // An answer from before jurisdictions (or an unknown mode) is opt-in, the strictest.
       if (!MODES.includes(body.mode)) body.mode = MODES[0];
-      body.jurisdiction ||= null;
       return body;
     },
     getDecision: async (installationId) =>

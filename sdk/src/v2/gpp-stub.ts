@@ -6,7 +6,8 @@ import type { GppApi } from './gpp';
 
 type Call = [string?, ((data: unknown, success: boolean) => void)?, ...unknown[]];
 type Gpp = (...args: Call) => unknown;
-const w = window as unknown as { __gpp?: Gpp; ConsentGpp?: GppApi };
+// globalThis, not window: the module is also imported in Node (server rendering), where this does nothing.
+const w = globalThis as unknown as { __gpp?: Gpp; ConsentGpp?: GppApi; document?: unknown };
 
 const queue: Call[] = [];
 let stub: Gpp | undefined;
@@ -16,12 +17,14 @@ let loading: Promise<GppApi | undefined> | undefined;
 export function gppStub(): void {
   // Called without arguments, it hands its queue over (the IAB library's way of taking a stub over). Any
   // other command is queued, even the library's "events" question (a stub's listeners): it has none.
-  w.__gpp ||= stub = (...args) => {
-    if (!args[0]) return queue;
-    if (args[0] != 'ping') queue.push(args);
-    // The stub's ping, as short as the spec allows: gpp.js answers in full.
-    else args[1]?.({ gppVersion: '1.1', cmpStatus: 'stub', cmpDisplayStatus: 'hidden', signalStatus: 'not ready', applicableSections: [-1], sectionList: [] }, true);
-  };
+  if (w.document) {
+    w.__gpp ||= stub = (...args) => {
+      if (!args[0]) return queue;
+      if (args[0] != 'ping') queue.push(args);
+      // The stub's ping, as short as the spec allows: gpp.js answers in full.
+      else args[1]?.({ gppVersion: '1.1', cmpStatus: 'stub', cmpDisplayStatus: 'hidden', signalStatus: 'not ready', applicableSections: [-1], sectionList: [] }, true);
+    };
+  }
 }
 
 /** Not an opt-out jurisdiction: queued calls fail and our stub is removed (a page's own stub is left alone). */
