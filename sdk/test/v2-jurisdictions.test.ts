@@ -188,6 +188,23 @@ describe('opt-out (a US state with a privacy law)', () => {
     expect((await gpp('ping')).sectionList).toEqual([7]);
   });
 
+  it('answers frames through postMessage, found by the __gppLocator frame', async () => {
+    await start(optOut());
+    await ready();
+    expect(document.querySelector('iframe[name="__gppLocator"]')).not.toBeNull();
+    const answers: unknown[] = [];
+    const source = { postMessage: (message: unknown) => answers.push(message) };
+    dispatchEvent(new MessageEvent('message', { data: { __gppCall: { command: 'getField', parameter: 'usnat.SaleOptOut', callId: 'a1', version: '1.1' } }, source: source as never }));
+    dispatchEvent(new MessageEvent('message', { data: JSON.stringify({ __gppCall: { command: 'ping', callId: 7 } }), source: source as never }));
+    dispatchEvent(new MessageEvent('message', { data: 'not json', source: source as never }));
+    // Earlier tests' copies of gpp.ts listen on this window too (a page has one), and answer the same.
+    const distinct = () => [...new Set(answers.map((a) => (typeof a == 'string' ? a : JSON.stringify(a))))];
+    await vi.waitFor(() => expect(distinct()).toHaveLength(2));
+    expect(JSON.parse(distinct()[0]!)).toEqual({ __gppReturn: { returnValue: 2, success: true, callId: 'a1' } });
+    expect(typeof answers.at(-1)).toBe('string');
+    expect(JSON.parse(distinct()[1]!).__gppReturn).toMatchObject({ callId: 7, success: true, returnValue: { signalStatus: 'ready', applicableSections: [7] } });
+  });
+
   it('receipts go without gpp when gpp.js cannot load', async () => {
     const { calls } = await start(optOut(), { gppFile: false });
     document.head.querySelector<HTMLScriptElement>('script[src$="/sdk/v2/gpp.js"]')!.dispatchEvent(new Event('error'));

@@ -5,7 +5,8 @@
 // page's requests to the service. Asserted: the banner's mode, Consent Mode signals, the `__gpp` API's answers
 // with the GPP string decoded by the IAB's own library, and the receipts the service recorded.
 // Screenshots of the opt-out notice and of "Opt-Out Request Honored" go to test-artifacts/sdk-v2/.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { GppModel } from '@iabgpp/cmpapi';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +16,7 @@ import { launchChromiumForSites, startSiteV2, type SiteV2 } from './site-v2.js';
 
 const ARTIFACTS = 'test-artifacts/sdk-v2';
 const GEO = { countryHeader: 'cf-ipcountry', regionHeader: 'cf-region-code' };
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 let server: TestServer;
 let serviceUrl: string;
@@ -101,6 +103,15 @@ const gppReady = () => expect.poll(async () => (await gpp('ping')).data.signalSt
 const field = (gppString: string, name: string) => new GppModel(gppString).getFieldValue(name.split('.')[0]!, name.split('.')[1]!);
 const receipts = async (p: SiteProject) => (await p.receipts()) as unknown as { jurisdiction?: string; action?: string; gpp?: string; gpc?: boolean; choices: Record<string, boolean> }[];
 
+/** axe-core over the page and the SDK's open shadow root: serious and critical violations. */
+async function axeViolations(): Promise<string[]> {
+  await page.addScriptTag({ content: AXE });
+  return page.evaluate(async () => {
+    const result = await (window as any).axe.run(document, { resultTypes: ['violations'] });
+    return result.violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical').map((v: any) => `${v.id}: ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`);
+  });
+}
+
 async function screenshot(name: string) {
   await page.evaluate(() => Promise.all(document.getElementById('consent-sdk-root')!.shadowRoot!.getAnimations().map((a) => a.finished)));
   for (const width of [1280, 390]) {
@@ -149,6 +160,7 @@ describe('one page, visitors from six places (default jurisdiction rules)', () =
     expect(field(ping.gppString, 'usnat.MspaServiceProviderMode')).toBe(2);
     expect(await gpp('getField', 'usca.SaleOptOutNotice')).toEqual({ data: 1, ok: true });
     await screenshot('opt-out-notice');
+    expect(await axeViolations()).toEqual([]);
 
     await page.locator(hook('do-not-sell')).click();
     await page.locator(hook('banner')).waitFor({ state: 'detached' });
@@ -182,6 +194,7 @@ describe('one page, visitors from six places (default jurisdiction rules)', () =
     expect(field(receipt!.gpp!, 'usca.Gpc')).toBe(true);
     expect(field(receipt!.gpp!, 'usca.SaleOptOut')).toBe(1);
     await screenshot('opt-out-honored');
+    expect(await axeViolations()).toEqual([]);
 
     await page.locator(hook('ok')).click();
     await page.locator(hook('banner')).waitFor({ state: 'detached' });
@@ -207,6 +220,23 @@ describe('one page, visitors from six places (default jurisdiction rules)', () =
     expect(receipt).toMatchObject({ action: 'opt_out' });
     expect(field(receipt!.gpp!, 'ustx.SaleOptOut')).toBe(1);
     expect(field(receipt!.gpp!, 'usnat.SaleOptOut')).toBe(1);
+
+    // An ad frame asks through postMessage, finding the API's window by the __gppLocator frame.
+    const fromFrame = await page.evaluate(
+      () =>
+        new Promise((resolve) => {
+          addEventListener('message', (e) => e.data?.fromFrame && resolve(e.data.fromFrame));
+          const frame = document.createElement('iframe');
+          frame.title = 'ad';
+          frame.srcdoc = `<script>
+            addEventListener('message', function (e) { if (e.data && e.data.__gppReturn) parent.postMessage({ fromFrame: e.data.__gppReturn }, '*'); });
+            var cmp = parent.frames['__gppLocator'] ? parent : null;
+            cmp.postMessage({ __gppCall: { command: 'getField', parameter: 'ustx.SaleOptOut', callId: 'ad-1', version: '1.1' } }, '*');
+          <\/script>`;
+          document.body.append(frame);
+        }),
+    );
+    expect(fromFrame).toEqual({ returnValue: 1, success: true, callId: 'ad-1' });
   });
 
   it('Brazil and an unknown place fall to the default rule: opt-in, no GPP', async () => {

@@ -67,6 +67,43 @@ export function encode(...[config, optedOut, gpc]: Input): string {
 
 let api: CmpApi | undefined;
 
+/**
+ * The GPP API for frames (ads in iframes of other origins): they find this window by the `__gppLocator`
+ * frame's name and post `{ __gppCall: { command, parameter, version, callId } }`; the answer goes back as
+ * `{ __gppReturn: { returnValue, success, callId } }`, as a string when the call came as one. The library
+ * has no such part.
+ */
+function crossFrame(): void {
+  if (!document.querySelector('iframe[name="__gppLocator"]')) {
+    const locator = document.createElement('iframe');
+    locator.name = '__gppLocator';
+    locator.style.display = 'none';
+    locator.setAttribute('aria-hidden', 'true');
+    (document.body || document.documentElement).append(locator);
+  }
+  addEventListener('message', (event) => {
+    let data = event.data;
+    const asString = typeof data == 'string';
+    try {
+      if (asString) data = JSON.parse(data);
+    } catch {
+      return;
+    }
+    const call = data?.__gppCall;
+    if (!call || typeof call.command != 'string') return;
+    const __gpp = (window as unknown as { __gpp: (...args: unknown[]) => void }).__gpp;
+    __gpp(
+      call.command,
+      (returnValue: unknown, success: boolean) => {
+        const answer = { __gppReturn: { returnValue, success, callId: call.callId } };
+        (event.source as Window | null)?.postMessage(asString ? JSON.stringify(answer) : answer, '*');
+      },
+      call.parameter,
+      call.version,
+    );
+  });
+}
+
 export function publish(shown: boolean, ...input: Input): string {
   const w = window as unknown as { __gpp?: (...args: unknown[]) => unknown };
   let queued: unknown[][] = [];
@@ -84,6 +121,7 @@ export function publish(shown: boolean, ...input: Input): string {
     // command, no callback, no effect) and answers nothing.
     w.__gpp = (command?: unknown) => (command == 'events' && stub?.('events')) || [];
     api = new CmpApi(CMP_ID, CMP_VERSION);
+    crossFrame();
   }
   const sections = sectionsFor(input[0].jurisdiction?.code);
   const string = encode(...input);
