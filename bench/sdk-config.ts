@@ -32,6 +32,9 @@ const CASES: Case[] = [
   { name: '304', path: '/api/sdk/v1/config', conditional: true, target: 0.8 },
   { name: 'v2-200', path: '/api/sdk/v2/config?locale=de', conditional: false, target: 0.7 },
   { name: 'v2-200-accept-language', path: '/api/sdk/v2/config', conditional: false, target: 0.7, headers: 'Accept-Language: de-DE,de;q=0.9,en;q=0.5\r\n' },
+  // A visitor in California as Cloudflare reports one: the location is read when GEO_COUNTRY_HEADER=cf-ipcountry
+  // and GEO_REGION_HEADER=cf-region-code are set (docs/jurisdictions.md), and ignored otherwise.
+  { name: 'v2-200-geo', path: '/api/sdk/v2/config?locale=en', conditional: false, target: 0.7, headers: 'cf-ipcountry: US\r\ncf-region-code: CA\r\n' },
 ].filter((c) => !process.env.CASES || process.env.CASES.split(',').includes(c.name));
 
 // What the service answers, captured once per path and coding (node:http, so the bytes stay as sent): the
@@ -42,8 +45,8 @@ interface Captured {
   etag: string;
 }
 const captured = new Map<string, { plain: Captured; encoded: Captured }>();
-function capture(path: string, acceptEncoding: string): Promise<Captured> {
-  const headers = { authorization: `Bearer ${secret}`, origin: BENCH_ORIGIN, ...(acceptEncoding && { 'accept-encoding': acceptEncoding }) };
+function capture(path: string, acceptEncoding: string, extra: Record<string, string>): Promise<Captured> {
+  const headers = { authorization: `Bearer ${secret}`, origin: BENCH_ORIGIN, ...extra, ...(acceptEncoding && { 'accept-encoding': acceptEncoding }) };
   return new Promise((resolve, reject) => {
     get(`${server.url}${path}`, { headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -59,9 +62,12 @@ function capture(path: string, acceptEncoding: string): Promise<Captured> {
     }).on('error', reject);
   });
 }
-for (const { path } of CASES) {
-  if (captured.has(path)) continue;
-  captured.set(path, { plain: await capture(path, ''), encoded: await capture(path, ACCEPT_ENCODING) });
+/** A case's extra request lines as headers (the raw server replays the answer captured with them). */
+const extraHeaders = (c: Case) =>
+  Object.fromEntries((c.headers ?? '').split('\r\n').filter(Boolean).map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+for (const c of CASES) {
+  if (captured.has(c.path)) continue;
+  captured.set(c.path, { plain: await capture(c.path, '', extraHeaders(c)), encoded: await capture(c.path, ACCEPT_ENCODING, extraHeaders(c)) });
 }
 
 const raw = createServer({ keepAliveTimeout: 5000 }, (req, res) => {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_JURISDICTIONS } from '../src/consent/jurisdictions.js';
+import { BUILT_IN_UI_STRINGS, UI_STRING_KEYS } from '../src/consent/ui-strings.js';
 import { consentPath } from './helpers/consent.js';
 import { team } from './helpers/fixtures.js';
 import { createKey } from './helpers/sdk.js';
@@ -197,6 +198,33 @@ describe('?jurisdiction= (testing override)', () => {
       body: { query: `{ sdkConfigV2(key: "${p.key.secret}", jurisdiction: "US-CA") { jurisdiction { code } mode overridden } }` },
     });
     expect(graphql.body.data.sdkConfigV2).toEqual({ jurisdiction: { code: 'US-CA' }, mode: 'opt-out', overridden: true });
+  });
+});
+
+describe('UI strings for the modes, and the right-to-left languages', () => {
+  it('every built-in locale has every string, doNotSell, optOutHonored and noticeOk included', () => {
+    expect(Object.keys(BUILT_IN_UI_STRINGS).sort()).toEqual(
+      ['ar', 'cs', 'da', 'de', 'en', 'es', 'fa', 'fi', 'fr', 'he', 'it', 'nl', 'pl', 'pt', 'pt-BR', 'sv', 'ur'].sort(),
+    );
+    expect(UI_STRING_KEYS).toEqual(expect.arrayContaining(['doNotSell', 'optOutHonored', 'noticeOk']));
+    for (const [locale, strings] of Object.entries(BUILT_IN_UI_STRINGS)) {
+      expect(Object.keys(strings).sort(), locale).toEqual([...UI_STRING_KEYS].sort());
+      for (const key of UI_STRING_KEYS) expect(strings[key].trim(), `${locale}.${key}`).not.toBe('');
+      // Only English says it in English.
+      if (locale !== 'en') expect(strings.saveChoices, locale).not.toBe(BUILT_IN_UI_STRINGS.en!.saveChoices);
+    }
+  });
+
+  it.each(['ar', 'he', 'fa', 'ur'])('?locale=%s answers its own built-in strings, right to left', async (locale) => {
+    // A translation of the notice title only: the SDK's own words come from the built-in strings.
+    const p = await published(dev, { translations: { [locale]: { notice: { title: `title ${locale}` } } } });
+    const res = await p.config({}, `?locale=${locale}`);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.locale).toBe(locale);
+    expect(res.body.dir).toBe('rtl');
+    expect(res.body.ui).toEqual(BUILT_IN_UI_STRINGS[locale]);
+    expect(res.body.ui.saveChoices).not.toBe('Save choices');
+    if (locale === 'ar') expect(res.body.ui.saveChoices).toBe('حفظ الاختيارات');
   });
 });
 

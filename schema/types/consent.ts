@@ -13,6 +13,7 @@ import {
   updatePurpose,
   type Draft,
 } from '../../src/consent/draft.js';
+import { DEFAULT_JURISDICTIONS, type JurisdictionRule } from '../../src/consent/jurisdictions.js';
 import { DEFAULT_EXPERIENCE, putExperience, readExperience, type Experience } from '../../src/consent/experience.js';
 import { publishDraft, type PublishedVersion } from '../../src/consent/versions.js';
 import { builder } from '../builder.js';
@@ -80,6 +81,15 @@ export const ConsentVersion = builder.prismaObject('ConsentVersion', {
   }),
 });
 
+const JurisdictionRuleRef = builder.objectRef<Readonly<JurisdictionRule>>('JurisdictionRule').implement({
+  description: 'Which consent mode applies where; the first rule matching the visitor’s location wins',
+  fields: (t) => ({
+    id: t.exposeString('id'),
+    regions: t.stringList({ description: 'Countries (DE), US states (US-CA), EEA, US, UK or *', resolve: (rule) => [...rule.regions] }),
+    mode: t.exposeString('mode', { description: 'opt-in, opt-out, notice or none' }),
+  }),
+});
+
 const ConsentDraft = builder.objectRef<Draft>('ConsentDraft').implement({
   description: 'The editable configuration; never served to the SDK',
   fields: (t) => ({
@@ -104,6 +114,15 @@ export const ConsentConfiguration = builder
       latestVersion: t.field({ type: ConsentVersion, nullable: true, resolve: (parent) => parent.latestVersion }),
       hasUnpublishedChanges: t.exposeBoolean('hasUnpublishedChanges', {
         description: 'Publishing now would change the published config (before the first publish: the draft is not empty)',
+      }),
+      jurisdictions: t.field({
+        type: [JurisdictionRuleRef],
+        description: 'The jurisdiction rules the SDK would apply after a publish: the draft’s own, or the default rules when it sets none',
+        resolve: (parent) => (parent.experience?.jurisdictions?.length ? parent.experience.jurisdictions : DEFAULT_JURISDICTIONS),
+      }),
+      jurisdictionsAreDefault: t.boolean({
+        description: 'The draft sets no jurisdiction rules: the service’s default rules apply (docs/jurisdictions.md)',
+        resolve: (parent) => !parent.experience?.jurisdictions?.length,
       }),
     }),
   });

@@ -8,7 +8,8 @@ import { translationRows } from './translations.js';
 /**
  * The package as CSV, three blocks (four with an experience) separated by an
  * empty line, each with its own header row (docs/consent.md):
- *   1. `field,value`: project, version, publisher, hashes, receipts, notice, generatedAt
+ *   1. `field,value`: project, version, publisher, hashes, receipts, notice, experience settings (with
+ *      `experience.jurisdictions.<id>.regions|mode` in rule order and `experience.gpp.*` when set), generatedAt
  *   2. purposes: key, name, description, required, category, sortOrder, id, categoryId
  *   3. categories: id, name, sortOrder
  *   4. translations (versions with an experience): locale, field, text
@@ -79,5 +80,17 @@ function experienceFields(experience: Experience | undefined): [string, string |
     ...Object.entries(experience.cookies).map(([key, names]): [string, string] => [`experience.cookies.${key}`, names.join(' ')]),
     ['experience.theme.colorScheme', experience.theme.colorScheme],
     ['experience.theme.borderRadius', experience.theme.borderRadius],
+    // Only experiences that set them (older packages stay as they were); an empty list means the defaults.
+    ...(experience.jurisdictions?.length === 0 ? [['experience.jurisdictions', ''] as [string, string]] : []),
+    ...(experience.jurisdictions ?? []).flatMap((rule): [string, string][] => [
+      [`experience.jurisdictions.${rule.id}.regions`, rule.regions.join(' ')],
+      [`experience.jurisdictions.${rule.id}.mode`, rule.mode],
+    ]),
+    ...(experience.gpp
+      ? ([
+          ['experience.gpp.mspaCoveredTransaction', String(experience.gpp.mspaCoveredTransaction)],
+          ['experience.gpp.mspaMode', experience.gpp.mspaMode],
+        ] as [string, string][])
+      : []),
   ];
 }

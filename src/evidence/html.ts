@@ -231,8 +231,19 @@ function experienceSection(experience: Experience, categoryName: Map<string, str
       <dt>Google Consent Mode</dt><dd>${experience.googleConsentMode.enabled ? 'enabled' : 'disabled'}</dd>
       ${signals}${cookies}
       <dt>Theme</dt><dd>${esc(experience.theme.colorScheme)}, radius ${esc(experience.theme.borderRadius)}px</dd>
+      ${experience.gpp ? `<dt>GPP (MSPA)</dt><dd>covered transaction: ${experience.gpp.mspaCoveredTransaction ? 'yes' : 'no'}, mode: ${esc(experience.gpp.mspaMode)}</dd>` : ''}
     </dl>
+    ${experience.jurisdictions ? jurisdictionTable(experience.jurisdictions) : ''}
     ${rows ? `<table><thead><tr><th scope="col">Locale</th><th scope="col">Field</th><th scope="col">Text</th></tr></thead><tbody>${rows}</tbody></table>` : '<p class="muted">No translations.</p>'}
     <pre class="json">${esc(canonicalize(experience))}</pre>
   </section>`;
+}
+
+/** The version's own jurisdiction rules in order (first match wins); shown only when it set the list. */
+function jurisdictionTable(rules: NonNullable<Experience['jurisdictions']>): string {
+  if (!rules.length) return '<p>Jurisdiction rules: none set, the service’s default rules apply.</p>';
+  const rows = rules
+    .map((rule, i) => `<tr><td class="num">${i + 1}</td><td class="mono">${esc(rule.id)}</td><td class="mono text">${esc(rule.regions.join(', '))}</td><td>${esc(rule.mode)}</td></tr>`)
+    .join('');
+  return `<table><caption>Jurisdiction rules (first match wins)</caption><thead><tr><th class="num">#</th><th scope="col">Rule</th><th scope="col">Regions</th><th scope="col">Mode</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
