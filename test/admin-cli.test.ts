@@ -136,6 +136,37 @@ for (const setup of setups) {
       expect(again.stderr).toMatch(/not a member/);
     });
 
+    it('records every change it made in the audit log, by the admin tool (actor via "admin-cli"), and none it refused', async () => {
+      const res = await server.request('GET', `/api/platform/orgs/${org.id}/audit-log?limit=200`, { token: owner.token });
+      expect(res.status, res.text).toBe(200);
+      const byTool = res.body.events.filter((event: { actor: { via: string | null } }) => event.actor.via !== null).reverse();
+      const role = (before: string | null, after: string | null) => ({ role: { before, after } });
+      expect(byTool).toEqual(
+        [
+          ['member.added', member, { email: { before: null, after: member.email }, ...role(null, 'VIEWER') }],
+          ['member.role_changed', member, role('VIEWER', 'ADMIN')],
+          // The refused removal and demotion of the last owner wrote nothing.
+          ['member.role_changed', member, role('ADMIN', 'OWNER')],
+          ['member.role_changed', owner, role('OWNER', 'VIEWER')],
+          ['member.role_changed', owner, role('VIEWER', 'OWNER')],
+          ['member.removed', member, { email: { before: member.email, after: null }, ...role('OWNER', null) }],
+        ].map(([action, who, changes]) =>
+          expect.objectContaining({
+            action,
+            organizationId: org.id,
+            projectId: null,
+            actor: { id: null, email: null, via: 'admin-cli' },
+            target: { type: 'user', id: (who as Operator).id },
+            changes,
+            requestId: null,
+          }),
+        ),
+      );
+      // Events of operator requests keep their signed-in actor, with no `via`.
+      const created = res.body.events.find((event: { action: string }) => event.action === 'organization.created');
+      expect(created.actor).toEqual({ id: owner.id, email: owner.email, via: null });
+    });
+
     it('fails with a clear message for an unknown user, organization, role or command', async () => {
       const unknownUser = await cli(env, ['member', 'add', '--org', org.slug, '--email', 'nobody@example.com', '--role', 'VIEWER']);
       expect(unknownUser.code).not.toBe(0);

@@ -17,7 +17,7 @@ interface Event {
   id: string;
   organizationId: string;
   projectId: string | null;
-  actor: { id: string | null; email: string | null };
+  actor: { id: string | null; email: string | null; via: string | null };
   action: string;
   target: { type: string; id: string };
   changes: Record<string, { before: unknown; after: unknown }>;
@@ -269,10 +269,11 @@ describe('audit log: reading it', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');
     const lines = res.text.trim().split('\n');
-    expect(lines[0]).toBe('id,createdAt,organizationId,projectId,actorId,actorEmail,action,target,changes,requestId');
+    expect(lines[0]).toBe('id,createdAt,organizationId,projectId,actorId,actorEmail,action,target,changes,requestId,actorVia');
     expect(lines).toHaveLength(4);
     expect(lines[1]).toMatch(/,api_key\.created,/);
-    expect(lines[1]!.endsWith(",'-formula")).toBe(true);
+    // requestId, then actorVia (empty: an operator acted).
+    expect(lines[1]!.endsWith(",'-formula,")).toBe(true);
     // The name is inside the JSON cell, which starts with `{`: a spreadsheet shows it as text.
     expect(lines[1]).toContain('=HYPERLINK');
     expect((await server.request('GET', auditPath(t.org.id, '?format=csv'), { token: t.viewer.token })).status).toBe(403);

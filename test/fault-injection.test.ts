@@ -207,6 +207,18 @@ describe('a service process killed between commit and answer', () => {
     cleanups.push(() => check.end().catch(() => {}));
     const stored = await check.query<{ id: string }>('SELECT id FROM receipts WHERE id = ANY($1::text[])', [answered]);
     expect(stored.rows.map((r) => r.id).sort()).toEqual([...answered].sort());
+    // The analytics rollup commits with its receipts: after the crash it counts exactly the receipts stored,
+    // those answered and those committed but never answered, and none of the rolled-back ones.
+    const [counted] = (
+      await check.query<{ receipts: number; rollup: number; actions: number }>(
+        `SELECT (SELECT count(*)::int FROM receipts WHERE project_id = $1) AS receipts,
+                (SELECT COALESCE(sum(receipts), 0)::int FROM consent_stats_daily WHERE project_id = $1) AS rollup,
+                (SELECT COALESCE(sum(action_custom), 0)::int FROM consent_stats_daily WHERE project_id = $1) AS actions`,
+        [s.project.id],
+      )
+    ).rows;
+    expect(counted!.receipts).toBeGreaterThanOrEqual(answered.length);
+    expect(counted).toEqual({ receipts: counted!.receipts, rollup: counted!.receipts, actions: counted!.receipts });
   }, 180_000); // two service start-ups on a loaded machine
 });
 
@@ -221,7 +233,7 @@ async function sdkProjectOver(client: TestServer) {
   const post = (installationId: string) =>
     client.request('POST', '/api/sdk/v1/consent', {
       token: key.secret,
-      body: { versionId: version.id, consentHash: version.consentHash, choices: { analytics: true }, installationId },
+      body: { versionId: version.id, consentHash: version.consentHash, choices: { analytics: true }, installationId, action: 'custom' },
     });
-  return { version, key, post };
+  return { project: proj, version, key, post };
 }

@@ -30,6 +30,7 @@ const DASHBOARD = `query Dashboard($id: ID!) {
       allowedOrigins { enforce origins }
       webhook { url deliveries(first: 5) { edges { node { status } } } }
       receipts(first: 3) { edges { cursor node { installationId versionNumber choices } } pageInfo { hasNextPage endCursor } }
+      evidence { versionId number publishedBy { email } }
     }
   }
 }`;
@@ -107,6 +108,7 @@ describe('the nested operator graph', () => {
       expect(project.receipts.edges.map((e: { node: { installationId: string } }) => e.node.installationId)).toEqual(['second-install', 'first-install']);
       expect(project.receipts.edges[0].node).toMatchObject({ versionNumber: 1, choices: { analytics: true } });
       expect(project.receipts.pageInfo.hasNextPage).toBe(false);
+      expect(project.evidence).toEqual([{ versionId: expect.any(String), number: 1, publishedBy: { email: t.owner.email } }]);
     }
   });
 

@@ -26,7 +26,11 @@ interface Sent {
   versionId: string;
   choices: { analytics: boolean; marketing: boolean };
   gpc?: boolean;
+  action?: (typeof ACTIONS)[number];
+  jurisdiction?: string;
 }
+
+const ACTIONS = ['accept_all', 'reject_all', 'custom', 'opt_out', 'gpc'] as const;
 
 async function setup() {
   setClock('2026-03-01T12:00:00.000Z'); // sessions are made on the test's clock: every test stays within days of it
@@ -35,7 +39,7 @@ async function setup() {
   const key = await createKey(server, t.owner.token, t.project.id);
   const sent: Sent[] = [];
   let n = 0;
-  const record = async (choices: Sent['choices'], options: { gpc?: boolean; v?: typeof version } = {}) => {
+  const record = async (choices: Sent['choices'], options: { gpc?: boolean; v?: typeof version } & Pick<Sent, 'action' | 'jurisdiction'> = {}) => {
     const v = options.v ?? version;
     const res = await server.request('POST', '/api/sdk/v1/consent', {
       token: key.secret,
@@ -45,10 +49,13 @@ async function setup() {
         choices,
         installationId: `installation-${n++}-${t.project.id.slice(-6)}`,
         ...(options.gpc !== undefined && { gpc: options.gpc }),
+        ...(options.action !== undefined && { action: options.action }),
+        ...(options.jurisdiction !== undefined && { jurisdiction: options.jurisdiction }),
       },
     });
     expect(res.status, res.text).toBe(201);
-    sent.push({ day: clock.toISOString().slice(0, 10), versionId: v.id, choices, ...(options.gpc !== undefined && { gpc: options.gpc }) });
+    const { v: _version, ...extras } = options;
+    sent.push({ day: clock.toISOString().slice(0, 10), versionId: v.id, choices, ...extras });
   };
   const stats = (query = '', token = t.viewer.token) => server.request('GET', `/api/platform/projects/${t.project.id}/receipts/stats${query}`, { token });
   return { ...t, version, key, sent, record, stats };
@@ -68,22 +75,36 @@ function expectedCounts(sent: Sent[]) {
       analytics: sent.filter((s) => s.choices.analytics).length,
       marketing: sent.filter((s) => s.choices.marketing).length,
     },
+    actions: Object.fromEntries(ACTIONS.map((action) => [action, sent.filter((s) => s.action === action).length])),
+    jurisdictions: Object.fromEntries(
+      [...new Set(sent.flatMap((s) => (s.jurisdiction ? [s.jurisdiction] : [])))].sort().map((code) => [code, sent.filter((s) => s.jurisdiction === code).length]),
+    ),
   };
 }
 
-const zero = { receipts: 0, acceptedAll: 0, rejectedAll: 0, customised: 0, gpc: 0, purposes: {} };
+const zero = {
+  receipts: 0,
+  acceptedAll: 0,
+  rejectedAll: 0,
+  customised: 0,
+  gpc: 0,
+  purposes: {},
+  actions: { accept_all: 0, reject_all: 0, custom: 0, opt_out: 0, gpc: 0 },
+  jurisdictions: {},
+};
 
 /** Posts a fixed mix of decisions on three UTC days (two in one week, one the next week). */
 async function postMix(s: Awaited<ReturnType<typeof setup>>) {
-  const mix: [Sent['choices'], boolean | undefined][] = [
-    [{ analytics: true, marketing: true }, true],
-    [{ analytics: false, marketing: false }, undefined],
-    [{ analytics: true, marketing: false }, false],
-    [{ analytics: false, marketing: true }, true],
+  // With actions and jurisdictions on some receipts (issue 16), none on others.
+  const mix: [Sent['choices'], Omit<Sent, 'day' | 'versionId' | 'choices'>][] = [
+    [{ analytics: true, marketing: true }, { gpc: true, action: 'accept_all', jurisdiction: 'DE' }],
+    [{ analytics: false, marketing: false }, { action: 'reject_all', jurisdiction: 'US-CA' }],
+    [{ analytics: true, marketing: false }, { gpc: false }],
+    [{ analytics: false, marketing: true }, { gpc: true, action: 'gpc', jurisdiction: 'US-CA' }],
   ];
   for (const [at, count] of [['2026-03-02T00:00:00.000Z', 4], ['2026-03-03T23:59:59.999Z', 3], ['2026-03-10T12:00:00.000Z', 2]] as const) {
     setClock(at);
-    for (let i = 0; i < count; i++) await s.record(mix[i]![0], { gpc: mix[i]![1] });
+    for (let i = 0; i < count; i++) await s.record(mix[i]![0], mix[i]![1]);
   }
 }
 
@@ -103,6 +124,8 @@ describe('GET /receipts/stats', () => {
     });
     // Sanity of the independent count: 9 receipts, 3 with every optional purpose granted.
     expect(res.body.totals).toMatchObject({ receipts: 9, acceptedAll: 3, rejectedAll: 3, customised: 3, gpc: 4 });
+    expect(res.body.totals.actions).toEqual({ accept_all: 3, reject_all: 3, custom: 0, opt_out: 0, gpc: 1 });
+    expect(res.body.totals.jurisdictions).toEqual({ DE: 3, 'US-CA': 4 });
   });
 
   it('buckets by ISO week (from Monday) and by month, in UTC', async () => {
@@ -148,7 +171,11 @@ describe('GET /receipts/stats', () => {
     const s = await setup();
     setClock('2026-03-05T09:00:00.000Z');
     const choices = (i: number) => ({ analytics: i % 3 === 0, marketing: i % 5 === 0 });
-    await Promise.all(Array.from({ length: 300 }, (_, i) => s.record(choices(i), { gpc: i % 7 === 0 })));
+    const extras = (i: number) => ({
+      ...(i % 6 < 5 && { action: ACTIONS[i % 6]! }),
+      ...(i % 4 < 3 && { jurisdiction: ['DE', 'US-CA', 'FR'][i % 4]! }),
+    });
+    await Promise.all(Array.from({ length: 300 }, (_, i) => s.record(choices(i), { gpc: i % 7 === 0, ...extras(i) })));
     const res = await s.stats('?from=2026-03-05&to=2026-03-05');
     expect(res.status).toBe(200);
     expect(res.body.totals).toEqual(expectedCounts(s.sent));
@@ -229,7 +256,8 @@ describe('GET /receipts/stats', () => {
   });
 });
 
-const STATS_FIELDS = `buckets { start receipts acceptedAll rejectedAll customised gpc purposes } totals { receipts acceptedAll rejectedAll customised gpc purposes }`;
+const COUNT_FIELDS = 'receipts acceptedAll rejectedAll customised gpc purposes actions { accept_all reject_all custom opt_out gpc } jurisdictions';
+const STATS_FIELDS = `buckets { start ${COUNT_FIELDS} } totals { ${COUNT_FIELDS} }`;
 
 describe('GraphQL consentStats', () => {
   it('Query.consentStats and Project.consentStats give the REST answer', async () => {
@@ -277,14 +305,14 @@ describe('backfill migration', () => {
     const before = await s.stats('?from=2026-03-01&to=2026-03-15');
     // Receipts written straight into the table (as before this migration), rollup emptied, then the backfill statement.
     const extra: Sent[] = [
-      { day: '2026-03-04', versionId: s.version.id, choices: { analytics: true, marketing: true }, gpc: true },
-      { day: '2026-03-04', versionId: s.version.id, choices: { analytics: false, marketing: true } },
-      { day: '2026-03-12', versionId: s.version.id, choices: { analytics: false, marketing: false }, gpc: false },
+      { day: '2026-03-04', versionId: s.version.id, choices: { analytics: true, marketing: true }, gpc: true, action: 'accept_all', jurisdiction: 'FR' },
+      { day: '2026-03-04', versionId: s.version.id, choices: { analytics: false, marketing: true }, action: 'custom' },
+      { day: '2026-03-12', versionId: s.version.id, choices: { analytics: false, marketing: false }, gpc: false, jurisdiction: 'US-CA' },
     ];
     for (const [i, x] of extra.entries()) {
       await db.query(
-        `INSERT INTO receipts (id, project_id, version_id, consent_hash, choices, installation_id, api_key_id, created_at, gpc)
-         VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8::timestamptz, $9)`,
+        `INSERT INTO receipts (id, project_id, version_id, consent_hash, choices, installation_id, api_key_id, created_at, gpc, action, jurisdiction)
+         VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8::timestamptz, $9, $10, $11)`,
         [
           `raw-${i}-${s.project.id}`,
           s.project.id,
@@ -295,12 +323,17 @@ describe('backfill migration', () => {
           s.key.id,
           `${x.day}T23:30:00+00:00`,
           x.gpc ?? null,
+          x.action ?? null,
+          x.jurisdiction ?? null,
         ],
       );
     }
     await db.query('DELETE FROM consent_stats_daily');
-    const migration = readFileSync(join(import.meta.dirname, '../prisma/migrations/20261128000000_consent_stats/migration.sql'), 'utf8');
-    await db.query(migration.slice(migration.indexOf('-- Backfill')));
+    // The rollup's backfill, then the one of actions and jurisdictions (issue 16), as the migrations run them.
+    for (const name of ['20261128000000_consent_stats', '20261130200000_consent_stats_actions']) {
+      const migration = readFileSync(join(import.meta.dirname, `../prisma/migrations/${name}/migration.sql`), 'utf8');
+      await db.query(migration.slice(migration.indexOf('-- Backfill')));
+    }
     const after = await s.stats('?from=2026-03-01&to=2026-03-15');
     const all = [...s.sent, ...extra];
     expect(after.body.totals).toEqual(expectedCounts(all));

@@ -56,7 +56,11 @@ export async function benchProject(overrides: Partial<Config> = {}): Promise<Ben
  * Load for POST /api/sdk/v1/consent: one request template whose marker the loader replaces with the
  * request number, so every receipt has its own installation.
  */
-export function consentLoad(bench: BenchProject, choices: Record<string, boolean>): { template: string; marker: string } {
+export function consentLoad(
+  bench: BenchProject,
+  choices: Record<string, boolean>,
+  extras: Record<string, unknown> = {},
+): { template: string; marker: string } {
   const marker = '@@@@@@@@@@@@';
   const body = JSON.stringify({
     versionId: bench.version.id,
@@ -65,6 +69,7 @@ export function consentLoad(bench: BenchProject, choices: Record<string, boolean
     installationId: `bench-${marker}`,
     timestamp: new Date().toISOString(),
     sdkVersion: '1.0.0',
+    ...extras,
   });
   const template =
     `POST /api/sdk/v1/consent HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${bench.secret}\r\nOrigin: ${BENCH_ORIGIN}\r\n` +

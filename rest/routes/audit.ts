@@ -10,7 +10,11 @@ const AuditEvent = z
     id: z.string(),
     organizationId: z.string(),
     projectId: z.string().nullable(),
-    actor: z.object({ id: z.string().nullable(), email: z.string().nullable() }),
+    actor: z.object({
+      id: z.string().nullable(),
+      email: z.string().nullable(),
+      via: z.string().nullable().describe('"admin-cli" when the admin tool acted (id and email are null then); null for operators'),
+    }),
     action: z.enum(AUDIT_ACTIONS),
     target: z.object({ type: z.string(), id: z.string() }),
     changes: z.record(z.string(), z.object({ before: z.unknown(), after: z.unknown() })),

@@ -32,6 +32,10 @@ const statsCounts = {
   customised: z.number().int(),
   gpc: z.number().int(),
   purposes: z.record(z.string(), z.number().int()).describe('Purpose key → receipts that granted it'),
+  actions: z
+    .object(Object.fromEntries(RECEIPT_ACTIONS.map((action) => [action, z.number().int()])) as Record<(typeof RECEIPT_ACTIONS)[number], z.ZodNumber>)
+    .describe('Receipts whose SDK reported each action (receipts without an action are not counted here)'),
+  jurisdictions: z.record(z.string(), z.number().int()).describe('Location code (DE, US-CA) → receipts whose SDK reported it'),
 };
 const ConsentStatsBody = z
   .object({
@@ -129,7 +133,8 @@ export const receiptsRoutes: RouteDef[] = [
         description:
           'Buckets oldest first, empty ones with zeros, and their totals. Counted from a daily rollup kept in each receipt’s ' +
           'transaction. acceptedAll: every optional purpose granted (also when the version has none); rejectedAll: every optional ' +
-          'purpose denied; customised: the rest; gpc: the browser sent Global Privacy Control (docs/analytics.md)',
+          'purpose denied; customised: the rest; gpc: the browser sent Global Privacy Control; actions and jurisdictions: as the SDK ' +
+          'reported them on the receipts (docs/analytics.md)',
         schema: ConsentStatsBody,
       },
       ...validationError,

@@ -5,8 +5,12 @@ import { listAuditLog } from '../../src/audit/list.js';
 import { builder } from '../builder.js';
 
 const AuditActor = builder.simpleObject('AuditActor', {
-  description: 'Who acted, as they were then (the e-mail is a snapshot)',
-  fields: (t) => ({ id: t.id({ nullable: true }), email: t.string({ nullable: true }) }),
+  description: 'Who acted, as they were then (the e-mail is a snapshot); `via` names the tool when no operator did',
+  fields: (t) => ({
+    id: t.id({ nullable: true }),
+    email: t.string({ nullable: true }),
+    via: t.string({ nullable: true, description: '"admin-cli" for the admin tool (npm run admin), null for operator requests' }),
+  }),
 });
 
 export const AuditEvent = builder.objectRef<AuditEventView>('AuditEvent').implement({

@@ -2,7 +2,6 @@
 // operator reads, so a dashboard is one query. Each nested field needs the role of its REST
 // route and is refused alone (its siblings still answer); lists that grow are Relay connections
 // (first/after); every field loads through the request's DataLoaders (src/graph/loaders.ts).
-import { listPublishEvidence } from '../../src/evidence/package.js';
 import { getBilling } from '../../src/billing/service.js';
 import { parseAuditFilter, readAuditEvents } from '../../src/audit/list.js';
 import { pageArgs, toConnection } from '../../src/graph/connection.js';
@@ -125,8 +124,8 @@ builder.objectFields(Project, (t) => ({
   evidence: t.field({
     type: [PublishEvidenceSummary],
     nullable: true,
-    description: 'One evidence summary per published version, newest first (Viewer or above). Not batched: read it per project',
+    description: 'One evidence summary per published version, newest first (Viewer or above; every project in one statement)',
     authScopes: onProject('VIEWER'),
-    resolve: (project, _args, ctx) => listPublishEvidence(ctx.prisma, project.id),
+    resolve: (project, _args, ctx) => graphLoaders(ctx).evidence.load(project.id),
   }),
 }));

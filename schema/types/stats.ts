@@ -2,9 +2,20 @@
 // GET /receipts/stats and Project.consentStats on the nested graph (schema/types/graph.ts).
 import DataLoader from 'dataloader';
 import type { Context } from '../../src/context.js';
-import { consentStatsOf, parseStatsInput, type ConsentStats, type StatsBucket, type StatsCounts } from '../../src/stats/service.js';
+import { consentStatsOf, parseStatsInput, type ActionCounts, type ConsentStats, type StatsBucket, type StatsCounts } from '../../src/stats/service.js';
 import { builder } from '../builder.js';
 
+// Field names as the SDK sends the actions (and as REST answers them), so both answers are the same JSON.
+export const ConsentActionCounts = builder.objectRef<ActionCounts>('ConsentActionCounts').implement({
+  description: 'Receipts whose SDK reported each action (receipts without an action are not counted here)',
+  fields: (t) => ({
+    accept_all: t.exposeInt('accept_all'),
+    reject_all: t.exposeInt('reject_all'),
+    custom: t.exposeInt('custom'),
+    opt_out: t.exposeInt('opt_out'),
+    gpc: t.exposeInt('gpc', { description: 'Choices made for the visitor by Global Privacy Control' }),
+  }),
+});
 
 export const ConsentStatsCounts = builder.objectRef<StatsCounts>('ConsentStatsCounts').implement({
   description: 'Receipts of a range and how they answered (definitions: docs/analytics.md)',
@@ -15,6 +26,8 @@ export const ConsentStatsCounts = builder.objectRef<StatsCounts>('ConsentStatsCo
     customised: t.exposeInt('customised', { description: 'Some optional purposes granted, some denied' }),
     gpc: t.exposeInt('gpc', { description: 'Receipts whose browser sent Global Privacy Control' }),
     purposes: t.expose('purposes', { type: 'JSON', description: 'Purpose key → receipts that granted it' }),
+    actions: t.field({ type: ConsentActionCounts, resolve: (counts) => counts.actions }),
+    jurisdictions: t.expose('jurisdictions', { type: 'JSON', description: 'Location code (DE, US-CA) → receipts whose SDK reported it' }),
   }),
 });
 
@@ -28,6 +41,8 @@ export const ConsentStatsBucket = builder.objectRef<StatsBucket>('ConsentStatsBu
     customised: t.exposeInt('customised'),
     gpc: t.exposeInt('gpc'),
     purposes: t.expose('purposes', { type: 'JSON', description: 'Purpose key → receipts that granted it' }),
+    actions: t.field({ type: ConsentActionCounts, resolve: (counts) => counts.actions }),
+    jurisdictions: t.expose('jurisdictions', { type: 'JSON', description: 'Location code (DE, US-CA) → receipts whose SDK reported it' }),
   }),
 });
 

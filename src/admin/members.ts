@@ -2,6 +2,7 @@ import { uuidv7 } from 'uuidv7';
 import type { Database } from '../db/database.js';
 import { lockOrganization, mayStopBeingOwner } from '../organizations/owners.js';
 import { ID_SHAPE } from '../slug.js';
+import { ADMIN_CLI, recordAuditVia } from '../audit/record.js';
 
 /** The minimum a member command needs: parameterised SQL on one database. */
 export interface Sql {
@@ -77,11 +78,28 @@ export async function addMember(db: Sql | Database, input: { org: string; email:
   const userId = await findUser(db, input.email);
   await transaction(db, async (tx) => {
     if (role !== 'OWNER') await assertNotLastOwner(tx, organizationId, userId);
+    const [before] = await tx.query<{ role: string }>(
+      'SELECT role::text AS role FROM memberships WHERE organization_id = $1 AND user_id = $2 FOR UPDATE',
+      [organizationId, userId],
+    );
     await tx.query(
       `INSERT INTO memberships (id, organization_id, user_id, role) VALUES ($1, $2, $3, $4::"Role")
        ON CONFLICT (organization_id, user_id) DO UPDATE SET role = EXCLUDED.role RETURNING id`,
       [uuidv7(), organizationId, userId, role],
     );
+    // The same events as the operators' member mutations (src/organizations/members.ts), by the admin tool.
+    const target = { type: 'user', id: userId };
+    if (!before) {
+      const email = input.email.trim().toLowerCase();
+      await recordAuditVia(tx, ADMIN_CLI, {
+        action: 'member.added',
+        organizationId,
+        target,
+        changes: { email: { before: null, after: email }, role: { before: null, after: role } },
+      });
+    } else if (before.role !== role) {
+      await recordAuditVia(tx, ADMIN_CLI, { action: 'member.role_changed', organizationId, target, changes: { role: { before: before.role, after: role } } });
+    }
   });
   return (await listMembers(db, organizationId)).find((member) => member.userId === userId)!;
 }
@@ -91,7 +109,20 @@ export async function removeMember(db: Sql | Database, input: { org: string; ema
   const userId = await findUser(db, input.email);
   const removed = await transaction(db, async (tx) => {
     await assertNotLastOwner(tx, organizationId, userId);
-    return tx.query('DELETE FROM memberships WHERE organization_id = $1 AND user_id = $2 RETURNING id', [organizationId, userId]);
+    const rows = await tx.query<{ role: string; email: string }>(
+      `DELETE FROM memberships m USING users u WHERE m.organization_id = $1 AND m.user_id = $2 AND u.id = m.user_id
+       RETURNING m.role::text AS role, u.email`,
+      [organizationId, userId],
+    );
+    if (rows[0]) {
+      await recordAuditVia(tx, ADMIN_CLI, {
+        action: 'member.removed',
+        organizationId,
+        target: { type: 'user', id: userId },
+        changes: { email: { before: rows[0].email, after: null }, role: { before: rows[0].role, after: null } },
+      });
+    }
+    return rows;
   });
   if (!removed.length) throw new AdminError(`${input.email} is not a member of ${input.org}`);
 }

@@ -17,7 +17,8 @@ export interface AuditEventView {
   id: string;
   organizationId: string;
   projectId: string | null;
-  actor: { id: string | null; email: string | null };
+  /** `via` names the tool when no operator acted (the admin tool: "admin-cli"), else null. */
+  actor: { id: string | null; email: string | null; via: string | null };
   action: string;
   target: unknown;
   changes: unknown;
@@ -58,10 +59,10 @@ export async function readAuditEvents(db: Db, organizationId: string, query: Aud
     }),
   };
   const rows = await db.auditEvent.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: query.take });
-  return rows.map(({ actorId, actorEmail, organizationId: orgId, ...row }) => ({
+  return rows.map(({ actorId, actorEmail, actorVia, organizationId: orgId, ...row }) => ({
     ...row,
     organizationId: orgId!,
-    actor: { id: actorId, email: actorEmail },
+    actor: { id: actorId, email: actorEmail, via: actorVia },
   }));
 }
 
@@ -80,7 +81,8 @@ export async function listAuditLog(db: Db, organizationId: string, input: unknow
 /** The filters alone (the GraphQL connection pages with first/after). */
 export const parseAuditFilter = (input: unknown) => parseInput(filterInput, input);
 
-export const AUDIT_CSV_COLUMNS = ['id', 'createdAt', 'organizationId', 'projectId', 'actorId', 'actorEmail', 'action', 'target', 'changes', 'requestId'] as const;
+// actorVia (the admin tool's events) came later: it goes last, so the earlier columns keep their places.
+export const AUDIT_CSV_COLUMNS = ['id', 'createdAt', 'organizationId', 'projectId', 'actorId', 'actorEmail', 'action', 'target', 'changes', 'requestId', 'actorVia'] as const;
 const EXPORT_BATCH = 500;
 
 /**
@@ -101,6 +103,7 @@ export function exportAuditCsv(db: Db, organizationId: string, filter: { project
             projectId: event.projectId ?? '',
             actorId: event.actor.id ?? '',
             actorEmail: event.actor.email ?? '',
+            actorVia: event.actor.via ?? '',
             action: event.action,
             target: JSON.stringify(event.target),
             changes: JSON.stringify(event.changes),

@@ -91,6 +91,25 @@ export async function recordAudit(tx: Tx, input: AuditInput): Promise<void> {
     FROM projects WHERE id = ${projectId}`;
 }
 
+/** `actor.via` of events the admin tool writes (src/admin/members.ts): no operator is signed in there. */
+export const ADMIN_CLI = 'admin-cli';
+
+/**
+ * Appends one event through plain parameterised SQL, for callers outside any request and outside Prisma
+ * (the admin tool): the actor is `via` alone, with no user id, e-mail or request id.
+ */
+export async function recordAuditVia(
+  tx: { query(sql: string, params?: unknown[]): Promise<unknown> },
+  via: string,
+  input: AuditInput & { organizationId: string },
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO audit_events (id, organization_id, project_id, actor_via, action, target, changes)
+     VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb)`,
+    [uuidv7(), input.organizationId, input.projectId ?? null, via, input.action, JSON.stringify(input.target), JSON.stringify(input.changes ?? {})],
+  );
+}
+
 /** `{ field: { before, after } }` for the listed fields that differ (all of them when `before` is null). */
 export function changesOf<T extends object>(before: T | null, after: T | null, fields: readonly (keyof T & string)[]): AuditChanges {
   const changes: AuditChanges = {};

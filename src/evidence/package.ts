@@ -11,11 +11,17 @@ export interface Publisher {
 
 /** GET /evidence/publish: one summary per published version, newest first. */
 export async function listPublishEvidence(db: PrismaClient, projectId: string) {
+  return (await listPublishEvidenceOf(db, [projectId])).get(projectId)!;
+}
+
+/** The summaries of many projects in one statement (the operator graph's Project.evidence batches through it). */
+export async function listPublishEvidenceOf(db: PrismaClient, projectIds: readonly string[]) {
   const versions = await db.consentVersion.findMany({
-    where: { projectId },
-    orderBy: { number: 'desc' },
+    where: { projectId: { in: [...projectIds] } },
+    orderBy: [{ projectId: 'asc' }, { number: 'desc' }],
     select: {
       id: true,
+      projectId: true,
       number: true,
       publishedAt: true,
       contentHash: true,
@@ -23,7 +29,18 @@ export async function listPublishEvidence(db: PrismaClient, projectId: string) {
       publishedBy: { select: { id: true, email: true, name: true } },
     },
   });
-  return versions.map(({ id, ...rest }) => ({ versionId: id, ...rest }));
+  const byProject = new Map(projectIds.map((id) => [id, [] as EvidenceSummary[]]));
+  for (const { id, projectId, ...rest } of versions) byProject.get(projectId)?.push({ versionId: id, ...rest });
+  return byProject;
+}
+
+export interface EvidenceSummary {
+  versionId: string;
+  number: number;
+  publishedAt: Date;
+  contentHash: string;
+  consentHash: string;
+  publishedBy: Publisher;
 }
 
 export type EvidencePackage = Awaited<ReturnType<typeof publishEvidencePackage>>;

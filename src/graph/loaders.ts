@@ -2,6 +2,7 @@
 // query walks, each nested list costs a fixed number of SQL statements (one batch per field).
 import DataLoader from 'dataloader';
 import { consentConfigurations } from '../consent/configuration.js';
+import { listPublishEvidenceOf } from '../evidence/package.js';
 import type { Context } from '../context.js';
 import { apiKeySelect } from '../keys/service.js';
 import type { ReceiptView } from '../receipts/service.js';
@@ -85,6 +86,10 @@ function createLoaders(ctx: Context) {
       (rows) => rows,
     ),
     consent: new DataLoader((ids: readonly string[]) => consentConfigurations(prisma, ids)),
+    evidence: new DataLoader(async (ids: readonly string[]) => {
+      const byProject = await listPublishEvidenceOf(prisma, ids);
+      return ids.map((id) => byProject.get(id)!);
+    }),
     webhook: byParent(
       (ids) => prisma.webhook.findMany({ where: { projectId: { in: ids } } }),
       (row) => row.projectId,

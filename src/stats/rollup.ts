@@ -1,6 +1,7 @@
 // The write side of consent analytics: the receipt writer adds each batch to the daily rollup
-// (consent_stats_daily) in the batch's own transaction, with one upsert statement.
+// (consent_stats_daily) in the batch's own transaction, in the same statement as the receipts.
 import { Prisma } from '../generated/prisma/client.js';
+import type { ReceiptAction } from '../sdk/consent.js';
 
 /** How a receipt answered the optional purposes of its version (docs/analytics.md). */
 export type Decision = 'acceptedAll' | 'rejectedAll' | 'customised';
@@ -29,67 +30,80 @@ export interface CountedReceipt {
   choices: Record<string, boolean>;
   decision: Decision;
   gpc: boolean | null;
+  action: ReceiptAction | null;
+  jurisdiction: string | null;
 }
 
+/** One row of the upsert, named as the columns of `consent_stats_add`'s record (the migration). */
 interface Bucket {
-  projectId: string;
+  project_id: string;
   day: string;
-  versionId: string;
+  version_id: string;
   receipts: number;
-  acceptedAll: number;
-  rejectedAll: number;
+  accepted_all: number;
+  rejected_all: number;
   customised: number;
   gpc: number;
+  accept_all: number;
+  reject_all: number;
+  custom: number;
+  opt_out: number;
+  gpc_action: number;
   purposes: Record<string, number>;
+  jurisdictions: Record<string, number>;
 }
+
+const DECISION_COLUMN = { acceptedAll: 'accepted_all', rejectedAll: 'rejected_all', customised: 'customised' } as const;
+const ACTION_COLUMN = { accept_all: 'accept_all', reject_all: 'reject_all', custom: 'custom', opt_out: 'opt_out', gpc: 'gpc_action' } as const;
+const DAY_MS = 86_400_000;
 
 /** The batch summed in memory per (project, UTC day, version), in primary-key order. */
 export function rollupBuckets(receipts: readonly CountedReceipt[]): Bucket[] {
   const buckets = new Map<string, Bucket>();
   for (const r of receipts) {
-    const day = r.createdAt.toISOString().slice(0, 10);
-    const id = `${r.projectId}\u0000${day}\u0000${r.versionId}`;
+    // The UTC day as a number: a batch is almost always one day, so the date text is made once per bucket.
+    const dayNumber = Math.floor(r.createdAt.getTime() / DAY_MS);
+    const id = `${r.projectId}\u0000${dayNumber}\u0000${r.versionId}`;
     let bucket = buckets.get(id);
     if (!bucket) {
-      bucket = { projectId: r.projectId, day, versionId: r.versionId, receipts: 0, acceptedAll: 0, rejectedAll: 0, customised: 0, gpc: 0, purposes: {} };
+      bucket = {
+        project_id: r.projectId,
+        day: new Date(dayNumber * DAY_MS).toISOString().slice(0, 10),
+        version_id: r.versionId,
+        receipts: 0,
+        accepted_all: 0,
+        rejected_all: 0,
+        customised: 0,
+        gpc: 0,
+        accept_all: 0,
+        reject_all: 0,
+        custom: 0,
+        opt_out: 0,
+        gpc_action: 0,
+        purposes: {},
+        jurisdictions: {},
+      };
       buckets.set(id, bucket);
     }
     bucket.receipts++;
-    bucket[r.decision]++;
+    bucket[DECISION_COLUMN[r.decision]]++;
     if (r.gpc === true) bucket.gpc++;
-    for (const [key, granted] of Object.entries(r.choices)) bucket.purposes[key] = (bucket.purposes[key] ?? 0) + (granted ? 1 : 0);
+    if (r.action !== null) bucket[ACTION_COLUMN[r.action]]++;
+    if (r.jurisdiction !== null) bucket.jurisdictions[r.jurisdiction] = (bucket.jurisdictions[r.jurisdiction] ?? 0) + 1;
+    for (const key in r.choices) bucket.purposes[key] = (bucket.purposes[key] ?? 0) + (r.choices[key] ? 1 : 0);
   }
   // Rows are locked in key order, so two transactions touching the same rows cannot deadlock.
-  return [...buckets.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, bucket]) => bucket);
+  const order = (b: Bucket) => `${b.project_id}\u0000${b.day}\u0000${b.version_id}`;
+  return [...buckets.values()].sort((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0));
 }
 
 /**
- * The batch added to the rollup: one INSERT … ON CONFLICT DO UPDATE for the whole batch (the receipt
- * writer runs it in the same statement as the receipts' INSERT, so it costs no round trip).
+ * The batch added to the rollup: the buckets as one JSON parameter to `consent_stats_add` (migration
+ * 20261130200000), whose INSERT … ON CONFLICT DO UPDATE keeps its plan for the session. The receipt
+ * writer runs it in the same statement as the receipts' INSERT, so it costs no round trip.
  * `shard` is the writer's transaction slot, so its concurrent transactions never wait on
  * each other's rows (readers sum over shards).
  */
 export function rollupUpsert(receipts: readonly CountedReceipt[], shard: number): Prisma.Sql {
-  const buckets = rollupBuckets(receipts);
-  const column = <K extends keyof Bucket>(key: K) => buckets.map((b) => b[key]);
-  return Prisma.sql`
-    INSERT INTO consent_stats_daily AS s (project_id, day, version_id, shard, receipts, accepted_all, rejected_all, customised, gpc, purposes)
-    SELECT project_id, day::date, version_id, ${shard}::smallint, receipts, accepted_all, rejected_all, customised, gpc, purposes::jsonb
-    FROM unnest(${column('projectId')}::text[], ${column('day')}::text[], ${column('versionId')}::text[], ${column('receipts')}::int[],
-                ${column('acceptedAll')}::int[], ${column('rejectedAll')}::int[], ${column('customised')}::int[],
-                ${column('gpc')}::int[], ${buckets.map((b) => JSON.stringify(b.purposes))}::text[])
-      AS b(project_id, day, version_id, receipts, accepted_all, rejected_all, customised, gpc, purposes)
-    ON CONFLICT (project_id, day, version_id, shard) DO UPDATE SET
-      receipts = s.receipts + EXCLUDED.receipts,
-      accepted_all = s.accepted_all + EXCLUDED.accepted_all,
-      rejected_all = s.rejected_all + EXCLUDED.rejected_all,
-      customised = s.customised + EXCLUDED.customised,
-      gpc = s.gpc + EXCLUDED.gpc,
-      purposes = (
-        SELECT COALESCE(jsonb_object_agg(key, total), '{}') FROM (
-          SELECT key, sum(value::bigint) AS total
-          FROM (SELECT * FROM jsonb_each_text(s.purposes) UNION ALL SELECT * FROM jsonb_each_text(EXCLUDED.purposes)) e
-          GROUP BY key
-        ) t
-      )`;
+  return Prisma.sql`SELECT consent_stats_add(${shard}::smallint, ${JSON.stringify(rollupBuckets(receipts))}::json)`;
 }

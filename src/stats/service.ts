@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { validationFailed } from '../errors.js';
 import type { Services } from '../services.js';
 import { parseInput } from '../validation.js';
+import type { ReceiptAction } from '../sdk/consent.js';
 
 export const STATS_INTERVALS = ['day', 'week', 'month'] as const;
 export type StatsInterval = (typeof STATS_INTERVALS)[number];
@@ -32,6 +33,9 @@ const statsInput = z
   });
 export type StatsInput = z.output<typeof statsInput>;
 
+/** Receipts whose SDK reported each action (issue 16; receipts without one are not counted here). */
+export type ActionCounts = Record<ReceiptAction, number>;
+
 export interface StatsCounts {
   receipts: number;
   acceptedAll: number;
@@ -40,6 +44,9 @@ export interface StatsCounts {
   gpc: number;
   /** Purpose key → receipts that granted it. */
   purposes: Record<string, number>;
+  actions: ActionCounts;
+  /** Location code → receipts whose SDK reported it. */
+  jurisdictions: Record<string, number>;
 }
 export interface StatsBucket extends StatsCounts {
   /** First UTC day of the bucket, YYYY-MM-DD (weeks start on Monday). */
@@ -79,7 +86,23 @@ function bucketStarts(from: string, to: string, interval: StatsInterval): string
   return starts;
 }
 
-const emptyCounts = (): StatsCounts => ({ receipts: 0, acceptedAll: 0, rejectedAll: 0, customised: 0, gpc: 0, purposes: {} });
+const emptyCounts = (): StatsCounts => ({
+  receipts: 0,
+  acceptedAll: 0,
+  rejectedAll: 0,
+  customised: 0,
+  gpc: 0,
+  purposes: {},
+  actions: { accept_all: 0, reject_all: 0, custom: 0, opt_out: 0, gpc: 0 },
+  jurisdictions: {},
+});
+
+/** Adds `from` into `into`, key by key (purpose and jurisdiction maps). */
+function addCounts(into: Record<string, number>, from: Record<string, number>): void {
+  for (const key in from) into[key] = (into[key] ?? 0) + Number(from[key]);
+}
+
+const asObject = (value: unknown) => (typeof value === 'string' ? JSON.parse(value) : value) as Record<string, number>;
 
 /**
  * Stats of many projects (the operator graph batches them) in one statement. A versionId
@@ -104,9 +127,16 @@ export async function consentStatsOf(services: Services, projectIds: readonly st
     customised: number;
     gpc: number;
     purposes: Record<string, number>;
+    action_accept_all: number;
+    action_reject_all: number;
+    action_custom: number;
+    action_opt_out: number;
+    action_gpc: number;
+    jurisdictions: Record<string, number>;
   }>(
     `SELECT project_id, to_char(date_trunc($5, day::timestamp), 'YYYY-MM-DD') AS start,
-            receipts, accepted_all, rejected_all, customised, gpc, purposes
+            receipts, accepted_all, rejected_all, customised, gpc, purposes,
+            action_accept_all, action_reject_all, action_custom, action_opt_out, action_gpc, jurisdictions
      FROM consent_stats_daily
      WHERE project_id = ANY($1::text[]) AND day BETWEEN $2::date AND $3::date AND ($4::text IS NULL OR version_id = $4)`,
     [projectIds, from, to, versionId ?? null, interval],
@@ -122,8 +152,13 @@ export async function consentStatsOf(services: Services, projectIds: readonly st
     b.rejectedAll += Number(row.rejected_all);
     b.customised += Number(row.customised);
     b.gpc += Number(row.gpc);
-    const purposes = typeof row.purposes === 'string' ? (JSON.parse(row.purposes) as Record<string, number>) : row.purposes;
-    for (const [key, granted] of Object.entries(purposes)) b.purposes[key] = (b.purposes[key] ?? 0) + Number(granted);
+    b.actions.accept_all += Number(row.action_accept_all);
+    b.actions.reject_all += Number(row.action_reject_all);
+    b.actions.custom += Number(row.action_custom);
+    b.actions.opt_out += Number(row.action_opt_out);
+    b.actions.gpc += Number(row.action_gpc);
+    addCounts(b.purposes, asObject(row.purposes));
+    addCounts(b.jurisdictions, asObject(row.jurisdictions));
   }
 
   return projectIds.map((projectId) => {
@@ -138,14 +173,19 @@ export async function consentStatsOf(services: Services, projectIds: readonly st
       totals.rejectedAll += b.rejectedAll;
       totals.customised += b.customised;
       totals.gpc += b.gpc;
-      for (const [key, granted] of Object.entries(b.purposes)) totals.purposes[key] = (totals.purposes[key] ?? 0) + granted;
+      addCounts(totals.purposes, b.purposes);
+      addCounts(totals.actions, b.actions);
+      addCounts(totals.jurisdictions, b.jurisdictions);
     }
-    for (const counts of [...buckets, totals]) counts.purposes = byKey(counts.purposes);
+    for (const counts of [...buckets, totals]) {
+      counts.purposes = byKey(counts.purposes);
+      counts.jurisdictions = byKey(counts.jurisdictions);
+    }
     return { from, to, interval, buckets, totals };
   });
 }
 
-/** Purposes in key order, so answers are stable whatever order the database returned them. */
+/** Keys in code-unit order, so answers are stable whatever order the database returned them. */
 const byKey = (purposes: Record<string, number>) =>
   Object.fromEntries(Object.entries(purposes).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 
