@@ -14,7 +14,7 @@ import type { ConsentClient, ConsentError, ConsentState, InitOptions } from './p
 import { mountUi, type Ui } from './ui';
 
 export { SDK_VERSION } from './public';
-export type { ConsentClient, ConsentError, ConsentState, InitOptions } from './public';
+export type { ConsentClient, ConsentError, ConsentState, InitOptions, Mode } from './public';
 
 gcmDefaultFromStorage();
 gppStub();
