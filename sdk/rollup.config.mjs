@@ -6,9 +6,12 @@
 // v2 (served at /sdk/v2/, the npm package's main entry):
 //   dist/v2/consent.js, dist/v2/consent.mjs, dist/v2/index.d.ts + public.d.ts
 //   dist/v2/react.mjs + react.d.ts  the React hook (`@consent/sdk/react`), react left external
+//   dist/v2/gpp.js  the IAB GPP CMP API (`__gpp`) with the IAB's @iabgpp/cmpapi bundled in, global
+//                   `ConsentGpp`; loaded by the core only in opt-out jurisdictions, outside its size budget
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { nodeResolve } from '@rollup/plugin-node-resolve';
 import terser from '@rollup/plugin-terser';
 import typescript from '@rollup/plugin-typescript';
 import ts from 'typescript';
@@ -61,6 +64,11 @@ export default [
       { file: here('./dist/v2/consent.js'), format: 'iife', name: 'ConsentSDK', plugins: [minify(version)] },
       { file: here('./dist/v2/consent.mjs'), format: 'es', plugins: [minify(version)] },
     ],
+  },
+  {
+    input: here('./src/v2/gpp.ts'),
+    plugins: [compile(), nodeResolve({ browser: true })],
+    output: { file: here('./dist/v2/gpp.js'), format: 'iife', name: 'ConsentGpp', plugins: [minify(version)] },
   },
   {
     input: here('./src/v2/react.ts'),

@@ -32,14 +32,19 @@ function readSdkFile(path: string): Record<Encoding, Representation> | null {
   };
 }
 
+const WHAT: Record<string, string> = {
+  'consent.js': 'classic script defining ConsentSDK',
+  'consent.mjs': 'ES module exporting init',
+  'gpp.js': "the IAB GPP CMP API (__gpp) on the IAB's @iabgpp/cmpapi, loaded by consent.js only in opt-out jurisdictions",
+};
+
 function sdkFileRoute(version: 'v1' | 'v2', name: string): RouteDef {
   const files = readSdkFile(version === 'v1' ? name : `${version}/${name}`);
   return route({
     method: 'GET',
     path: `/sdk/${version}/${name}`,
     summary:
-      `The built browser SDK${version === 'v1' ? '' : ' v2'} (${name.endsWith('.mjs') ? 'ES module exporting init' : 'classic script defining ConsentSDK'}), ` +
-      'brotli or gzip by Accept-Encoding (Vary: Accept-Encoding; an ETag per encoding)',
+      `The built browser SDK${version === 'v1' ? '' : ' v2'} (${WHAT[name]}), ` + 'brotli or gzip by Accept-Encoding (Vary: Accept-Encoding; an ETag per encoding)',
     auth: 'public',
     handle: (req) => {
       if (!files) return { status: 404, body: { error: 'The SDK has not been built (npm run build:sdk)', code: 'not_found' } };
@@ -62,7 +67,7 @@ function sdkFileRoute(version: 'v1' | 'v2', name: string): RouteDef {
   });
 }
 
-export const sdkFileRoutes: RouteDef[] = ['v1' as const, 'v2' as const].flatMap((version) => [
-  sdkFileRoute(version, 'consent.js'),
-  sdkFileRoute(version, 'consent.mjs'),
-]);
+export const sdkFileRoutes: RouteDef[] = [
+  ...['v1' as const, 'v2' as const].flatMap((version) => [sdkFileRoute(version, 'consent.js'), sdkFileRoute(version, 'consent.mjs')]),
+  sdkFileRoute('v2', 'gpp.js'),
+];

@@ -22,7 +22,9 @@ export function experience(over: Record<string, unknown> = {}) {
   };
 }
 
-export function configV2(over: { locale?: string; dir?: string; ui?: Record<string, string>; experience?: Record<string, unknown>; consentHash?: string; notice?: object } = {}) {
+export function configV2(
+  over: { locale?: string; dir?: string; ui?: Record<string, string>; experience?: Record<string, unknown>; consentHash?: string; notice?: object; mode?: string; jurisdiction?: { code: string; rule: string } | null } = {},
+) {
   return {
     ...configBody({ consentHash: over.consentHash, notice: over.notice }),
     locale: over.locale ?? 'en',
@@ -30,8 +32,14 @@ export function configV2(over: { locale?: string; dir?: string; ui?: Record<stri
     dir: over.dir ?? 'ltr',
     ui: over.ui ?? {},
     experience: experience(over.experience),
+    // Jurisdictions (extensions.md section 6): absent unless a test sets them, as in answers from before.
+    ...('mode' in over ? { mode: over.mode } : {}),
+    ...('jurisdiction' in over ? { jurisdiction: over.jurisdiction } : {}),
   };
 }
+
+/** The UI strings a jurisdiction answer carries (src/consent/ui-strings.ts, English). */
+export const GEO_UI = { doNotSell: 'Do Not Sell or Share My Personal Information', optOutHonored: 'Opt-Out Request Honored', noticeOk: 'Got it' };
 
 type Handler = (call: Call) => Response | Promise<Response>;
 

@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import { chromiumMissingMessage, findChromium } from '../helpers/chromium.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startTestServer, type TestOverrides, type TestServer } from '../helpers/server.js';
 
 /**
  * Headless Debian Chromium (test/helpers/chromium.ts finds it, and installs it under `npm test` as root);
@@ -34,10 +34,10 @@ async function freePort(): Promise<number> {
  * The service with PUBLIC_BASE_URL matching where it listens (the hosted /preferences page calls the SDK API
  * from that origin), reached as `localhost` so that the site on 127.0.0.1 is a different origin.
  */
-export async function startService(): Promise<{ server: TestServer; serviceUrl: string }> {
+export async function startService(overrides: TestOverrides = {}): Promise<{ server: TestServer; serviceUrl: string }> {
   const port = await freePort();
   const serviceUrl = `http://localhost:${port}`;
-  const server = await startTestServer({ port, publicBaseUrl: serviceUrl });
+  const server = await startTestServer({ ...overrides, port, publicBaseUrl: serviceUrl });
   return { server, serviceUrl };
 }
 

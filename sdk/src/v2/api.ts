@@ -1,8 +1,10 @@
-// The SDK API v2 endpoints (extensions.md section 3): the localised config with the experience settings,
-// the installation's latest decision, and receipts (v1 route, with locale and gpc).
+// The SDK API v2 endpoints (extensions.md sections 3 and 6): the localised config with the experience settings
+// and the visitor's jurisdiction, the installation's latest decision, and receipts (v1 route, with locale, gpc,
+// jurisdiction, action and gpp).
 import { sdkError, type Category, type Notice, type Purpose, type Receipt } from '../api';
+import type { Mode } from './public';
 
-export type { Category, Notice, Purpose, Receipt };
+export type { Category, Mode, Notice, Purpose, Receipt };
 
 export interface Experience {
   privacyPolicyUrl: string;
@@ -12,7 +14,17 @@ export interface Experience {
   googleConsentMode: { enabled: boolean; signals: Record<string, string[]> };
   cookies: Record<string, string[]>;
   theme: { colorScheme: 'light' | 'dark' | 'auto'; borderRadius?: number };
+  /** The operator's MSPA settings, written into the GPP string in opt-out jurisdictions. */
+  gpp: GppSettings;
 }
+
+export interface GppSettings {
+  mspaCoveredTransaction: boolean;
+  mspaMode: 'none' | 'opt-out-option' | 'service-provider';
+}
+
+/** What the visitor did; sent as the receipt's `action`. */
+export type Action = 'accept_all' | 'reject_all' | 'custom' | 'opt_out' | 'gpc';
 
 export interface SdkConfig {
   projectId: string;
@@ -22,6 +34,9 @@ export interface SdkConfig {
   config: { purposes: Purpose[]; categories: Category[]; notice: Notice };
   ui: Record<string, string>;
   experience: Experience;
+  /** Where the service placed the visitor (`DE`, `US-CA`) and the rule that matched; null (or absent) when unknown. */
+  jurisdiction?: { code: string; rule: string } | null;
+  mode: Mode;
 }
 
 export interface ReceiptBody {
@@ -33,6 +48,9 @@ export interface ReceiptBody {
   sdkVersion: string;
   locale: string;
   gpc: boolean;
+  jurisdiction?: string;
+  action: Action;
+  gpp?: string;
 }
 
 export interface RemoteDecision {
@@ -47,6 +65,8 @@ export interface Api {
   getDecision(installationId: string): Promise<RemoteDecision | null>;
   postConsent(body: ReceiptBody): Promise<Receipt>;
 }
+
+const MODES: Mode[] = ['opt-in', 'opt-out', 'notice', 'none'];
 
 export function createApi(base: string, publicKey: string): Api {
   async function call(path: string, init: RequestInit = {}) {
@@ -80,6 +100,9 @@ export function createApi(base: string, publicKey: string): Api {
       x.googleConsentMode ||= { enabled: false, signals: {} };
       x.cookies ||= {};
       x.theme ||= { colorScheme: 'light' };
+      x.gpp ||= { mspaCoveredTransaction: false, mspaMode: 'none' };
+      // An answer from before jurisdictions (or an unknown mode) is opt-in, the strictest.
+      if (!MODES.includes(body.mode)) body.mode = MODES[0];
       return body;
     },
     getDecision: async (installationId) =>

@@ -1,25 +1,37 @@
-// One project's consent state: the published version, the visitor's decision for it (stale after a new
-// consentHash or after reconsentAfterDays), GPC, and how a new decision is recorded. No DOM here.
+// One project's consent state: the published version, the mode of the visitor's jurisdiction, the visitor's
+// decision for it (stale after a new consentHash, after reconsentAfterDays, or when made under another mode:
+// see applies), GPC, and how a new decision is recorded. No DOM here.
 import { sdkError } from '../api';
 import { readDecision, writeDecision, type Decision } from '../storage';
-import type { Api, Purpose, SdkConfig } from './api';
+import type { Action, Api, Mode, Purpose, SdkConfig } from './api';
 import { SDK_VERSION, type ConsentState } from './public';
 
 /**
- * How optional purposes behave before a decision. Only opt-in exists today; jurisdictions (extensions.md
- * section 6) will pick the mode per visitor, and every place that depends on it asks `initial()`.
+ * A stored decision. `gpc`: made while the browser sent GPC (so its grants of opt-out purposes are explicit);
+ * `mode`: the mode it was made under (absent: before jurisdictions, so opt-in); `action`: what the visitor did.
  */
-export type Mode = 'opt-in' | 'opt-out' | 'notice' | 'none';
+type Stored = Decision & { gpc?: boolean; mode?: Mode; action?: Action };
 
 const DAY = 86_400_000;
 const prefsMarker = (projectId: string) => 'consent:prefs:' + projectId;
+/** "<mode> <consentHash>" once the visitor dismissed the opt-out or notice banner without deciding. */
+const noticeMarker = (projectId: string) => 'consent:notice:' + projectId;
+
+/**
+ * Whether a decision made under `made` still stands under `now`. Opt-out and notice grant optional purposes
+ * by default, so any recorded decision is at least as strict and stands. Opt-in needs a decision whose grants
+ * were asked for under opt-in: one made where purposes started granted (a move from California to Germany)
+ * is set aside and the banner asks. `none` likewise applies only its own decisions. Set aside is not deleted.
+ */
+const applies = (made: Mode = 'opt-in', now: Mode) => made == now || now == 'opt-out' || now == 'notice';
 
 export class Consent {
   config?: SdkConfig;
-  mode: Mode = 'opt-in';
-  /** `gpc`: the decision was made while the browser sent GPC (so its grants of opt-out purposes are explicit). */
-  private decision?: Decision & { gpc?: boolean };
+  private decision?: Stored;
+  private dismissed = false;
   private pending?: Promise<void>;
+  /** Set in opt-out jurisdictions (index.ts): the GPP string for a set of choices, never rejects. */
+  gppFor?: (choices: Record<string, boolean>) => Promise<string | undefined>;
 
   constructor(
     private readonly api: Api,
@@ -28,10 +40,14 @@ export class Consent {
     private readonly installation: () => string,
   ) {}
 
+  get mode(): Mode {
+    return this.config?.mode || 'opt-in';
+  }
+
   async load(locale: string): Promise<void> {
     const config = await this.api.getConfig(locale);
-    const { projectId, version, experience } = config;
-    let stored = readDecision(projectId);
+    const { projectId, version, experience, mode } = config;
+    let stored: Stored | null = readDecision(projectId);
     // Set by preferencesUrl(): the visitor went to the hosted page, so a decision may have been made there.
     // Only then is the service asked (never on every page load); a failure keeps the local decision.
     if (read(prefsMarker(projectId))) {
@@ -39,7 +55,7 @@ export class Consent {
         const remote = await this.api.getDecision(this.installation());
         remove(prefsMarker(projectId));
         if (remote?.consentHash === version.consentHash && !(stored && stored.consentHash === remote.consentHash && stored.decidedAt >= remote.createdAt)) {
-          stored = { consentHash: remote.consentHash, versionNumber: version.number, choices: remote.choices, decidedAt: remote.createdAt };
+          stored = { consentHash: remote.consentHash, versionNumber: version.number, choices: remote.choices, decidedAt: remote.createdAt, mode };
           writeDecision(projectId, stored);
         }
       } catch {
@@ -49,36 +65,53 @@ export class Consent {
     const days = experience.reconsentAfterDays;
     const expired = days > 0 && !!stored && Date.now() - Date.parse(stored.decidedAt) > days * DAY;
     // A stale decision is ignored, not deleted: only the visitor replaces it.
-    this.decision = stored?.consentHash === version.consentHash && !expired ? stored : undefined;
+    this.decision = stored?.consentHash === version.consentHash && !expired && applies(stored.mode, mode) ? stored : undefined;
+    this.dismissed = read(noticeMarker(projectId)) == mode + ' ' + version.consentHash;
     this.config = config;
   }
 
+  /** The banner shows (see ConsentState.needsConsent). A decision the SDK recorded for GPC alone is no answer. */
   get needsConsent(): boolean {
-    return !!this.config && !this.decision && this.mode != 'none';
+    const m = this.mode;
+    if (!this.config || m == 'none') return false;
+    return m == 'opt-in' ? !this.decision : !this.dismissed && (!this.decision || this.decision.action == 'gpc');
   }
 
-  get decided(): boolean {
-    return !!this.decision;
+  /** The page follows the state (Consent Mode update, cookies of denied purposes removed): always but opt-in undecided. */
+  get settled(): boolean {
+    return !!this.decision || this.mode != 'opt-in';
+  }
+
+  /**
+   * What "Do Not Sell or Share" denies, and GPC in opt-out mode: the experience's gpc.optOutPurposes, or every
+   * optional purpose when that list is empty.
+   */
+  optOut(p: Purpose): boolean {
+    const list = this.config!.experience.gpc.optOutPurposes;
+    return list.length ? list.includes(p.key) : !p.required;
   }
 
   /** GPC's opt-out purposes are denied before anything else is considered. */
-  gpcDenies(key: string): boolean {
-    return this.gpc && this.config!.experience.gpc.optOutPurposes.includes(key);
-  }
-
-  /** What an optional purpose is before the visitor decides, by mode. */
-  initial(p: Purpose): boolean {
-    return this.mode == 'opt-out' && !this.gpcDenies(p.key);
+  gpcDenies(p: Purpose): boolean {
+    return this.gpc && (this.mode == 'opt-out' ? this.optOut(p) : this.config!.experience.gpc.optOutPurposes.includes(p.key));
   }
 
   has(purposeKey: string): boolean {
     const p = this.config?.config.purposes.find((q) => q.key === purposeKey);
     if (!p) return false;
-    if (!this.decision) return this.mode != 'opt-in' && (p.required || this.initial(p));
+    // Before a decision, by mode: opt-in grants nothing; none only what is required; opt-out and notice all
+    // but what GPC denies.
+    const m = this.mode;
+    if (!this.decision) return m != 'opt-in' && (p.required || ((m == 'opt-out' || m == 'notice') && !this.gpcDenies(p)));
     // Required purposes are recorded as granted; old or hand-edited storage must not say otherwise.
     if (p.required) return true;
     // GPC turned on after the decision: it overrides that decision's grants of the opt-out purposes.
-    return this.decision.choices[purposeKey] === true && !(this.gpcDenies(purposeKey) && !this.decision.gpc);
+    return this.decision.choices[purposeKey] === true && !(this.gpcDenies(p) && !this.decision.gpc);
+  }
+
+  /** Some opt-out purpose is denied in `choices`: what GPP calls opted out of sale, sharing and targeted ads. */
+  optedOut(choices: Record<string, boolean>): boolean {
+    return this.config!.config.purposes.some((p) => this.optOut(p) && !choices[p.key]);
   }
 
   state(): ConsentState {
@@ -92,6 +125,8 @@ export class Consent {
       needsConsent: this.needsConsent,
       locale: c ? c.locale : null,
       gpc: this.gpc,
+      mode: this.mode,
+      jurisdiction: c?.jurisdiction?.code || null,
     };
   }
 
@@ -100,36 +135,54 @@ export class Consent {
     if (this.config) write(prefsMarker(this.config.projectId), '1');
   }
 
+  /** The visitor dismissed the opt-out or notice banner: it stays away for this mode and consentHash. */
+  dismiss(): void {
+    const c = this.config;
+    if (c) write(noticeMarker(c.projectId), c.mode + ' ' + c.version.consentHash);
+    this.dismissed = true;
+  }
+
+  /**
+   * In opt-out mode, GPC is an opt-out request: recorded (action "gpc") when no decision was made under GPC
+   * yet, that is without a decision or with one from before the browser sent it. The state does not change
+   * (has() already denies); the receipt is the evidence, with its GPP string.
+   */
+  recordGpc(): Promise<void> | undefined {
+    if (this.mode == 'opt-out' && this.gpc && !this.decision?.gpc) return this.decide((p) => this.has(p.key), 'gpc');
+  }
+
   /**
    * Posts one receipt with `grant(purpose)` for each optional purpose (required ones are always true) and,
    * once the service answered 2xx, keeps the decision. A failure changes nothing and rejects.
    */
-  decide(grant: (purpose: Purpose) => boolean): Promise<void> {
+  decide(grant: (purpose: Purpose) => boolean, action: Action): Promise<void> {
     if (this.pending) return this.pending;
     if (!this.config) return Promise.reject(sdkError('destroyed', 'this client was destroyed'));
-    const { projectId, version, config, locale } = this.config;
+    const { projectId, version, config, locale, jurisdiction, mode } = this.config;
     const choices: Record<string, boolean> = {};
     for (const p of config.purposes) choices[p.key] = p.required || grant(p) === true;
-    const body = {
-      versionId: version.id,
-      consentHash: version.consentHash,
-      choices,
-      installationId: this.installation(),
-      timestamp: new Date().toISOString(),
-      sdkVersion: SDK_VERSION,
-      locale,
-      gpc: this.gpc,
+    const send = async () => {
+      const body = {
+        versionId: version.id,
+        consentHash: version.consentHash,
+        choices,
+        installationId: this.installation(),
+        timestamp: new Date().toISOString(),
+        sdkVersion: SDK_VERSION,
+        locale,
+        gpc: this.gpc,
+        jurisdiction: jurisdiction?.code,
+        action,
+        gpp: await this.gppFor?.(choices),
+      };
+      const receipt = await this.api.postConsent(body);
+      const decision = { consentHash: version.consentHash, versionNumber: version.number, choices, decidedAt: receipt?.createdAt || body.timestamp, gpc: this.gpc, mode, action };
+      writeDecision(projectId, decision);
+      if (this.config) this.decision = decision;
     };
-    this.pending = this.api
-      .postConsent(body)
-      .then((receipt) => {
-        const decision = { consentHash: version.consentHash, versionNumber: version.number, choices, decidedAt: receipt?.createdAt || body.timestamp, gpc: this.gpc };
-        writeDecision(projectId, decision);
-        if (this.config) this.decision = decision;
-      })
-      .finally(() => {
-        this.pending = undefined;
-      });
+    this.pending = send().finally(() => {
+      this.pending = undefined;
+    });
     return this.pending;
   }
 

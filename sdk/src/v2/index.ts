@@ -1,5 +1,6 @@
 // Entry point of SDK v2: `init` and the per-key registry that makes it idempotent. At script evaluation it
-// writes Google Consent Mode's default (when the last page load had it enabled), before any tag can read it.
+// writes Google Consent Mode's default (when the last page load had it enabled), before any tag can read it,
+// and installs the `__gpp` stub (gpp-stub.ts).
 // Nothing here throws into the host page: failures reject the returned promise and go to onError.
 import { sdkError } from '../api';
 import { installationId } from '../storage';
@@ -7,13 +8,16 @@ import { createApi } from './api';
 import { blocker, removeCookies } from './blocking';
 import { Consent } from './consent';
 import { gcmApply, gcmDefaultFromStorage } from './gcm';
+import type { GppApi } from './gpp';
+import { gppNotApplicable, gppStub, loadGpp } from './gpp-stub';
 import type { ConsentClient, ConsentError, ConsentState, InitOptions } from './public';
 import { mountUi, type Ui } from './ui';
 
 export { SDK_VERSION } from './public';
-export type { ConsentClient, ConsentError, ConsentState, InitOptions } from './public';
+export type { ConsentClient, ConsentError, ConsentState, InitOptions, Mode } from './public';
 
 gcmDefaultFromStorage();
+gppStub();
 
 const clients = new Map<string, Promise<ConsentClient>>();
 
@@ -54,19 +58,31 @@ async function start(key: string, base: string, options: InitOptions): Promise<C
   let ui: Ui;
   let scripts: ReturnType<typeof blocker>;
   const has = (k: string) => consent.has(k);
+  let gpp: Promise<GppApi | undefined> | undefined;
 
-  // Makes the page match the decision: tags and frames, Google's signals, cookies of withdrawn purposes.
+  // Makes the page match the state: tags and frames, Google's signals, cookies of denied purposes, GPP.
   function apply() {
-    const { experience, config } = consent.config!;
+    const c = consent.config!;
+    const { experience, config } = c;
     // Google's update first: a tag released below must already see the granted signals.
-    gcmApply(experience.googleConsentMode, consent.decided, has);
+    gcmApply(experience.googleConsentMode, consent.settled, has);
     scripts.run();
-    if (consent.decided) for (const p of config.purposes) if (!has(p.key)) removeCookies(experience.cookies[p.key] || []);
+    if (consent.settled) for (const p of config.purposes) if (!has(p.key)) removeCookies(experience.cookies[p.key] || []);
+    const { choices, needsConsent } = consent.state();
+    const out = consent.optedOut(choices);
+    gpp?.then((g) => g?.publish(needsConsent, c, out, consent.gpc));
   }
 
   try {
     const lang = options.locale || document.documentElement.lang || navigator.languages?.[0] || navigator.language || '';
     await consent.load(lang);
+    // GPP (usnat and the state's section) where the visitor may opt out: US opt-out jurisdictions, or opt-out
+    // rules for an unknown location. gpp.js loads meanwhile; receipts wait for it (a failure: no gpp).
+    const code = consent.config!.jurisdiction?.code;
+    if (consent.mode == 'opt-out' && (!code || code.startsWith('US'))) {
+      gpp = loadGpp(base);
+      consent.gppFor = async (choices) => (await gpp)?.encode(consent.config!, consent.optedOut(choices), consent.gpc);
+    } else gppNotApplicable();
     await bodyReady();
     scripts = blocker(has);
     apply();
@@ -80,6 +96,8 @@ async function start(key: string, base: string, options: InitOptions): Promise<C
       },
       onError,
     );
+    // An opt-out request by GPC is recorded once, in the background (the state already honours it).
+    consent.recordGpc()?.catch(onError);
   } catch (err) {
     const e = (err as ConsentError)?.code ? (err as ConsentError) : sdkError('internal_error', String(err));
     onError(e);

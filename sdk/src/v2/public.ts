@@ -34,18 +34,33 @@ export interface ConsentError extends Error {
   status: number;
 }
 
+/**
+ * How the banner and the purposes behave for this visitor, from the jurisdiction the service placed them in
+ * (extensions.md section 6): `opt-in` asks before anything optional runs; `opt-out` grants optional purposes
+ * and shows a notice with "Do Not Sell or Share My Personal Information" (GPC opts out by itself); `notice`
+ * informs and grants; `none` shows nothing and grants nothing optional.
+ */
+export type Mode = 'opt-in' | 'opt-out' | 'notice' | 'none';
+
 export interface ConsentState {
   /** Every purpose key of the current version mapped to what `hasConsent` answers for it. */
   choices: Record<string, boolean>;
   /** The current published version's consentHash; null once destroyed. */
   consentHash: string | null;
   versionNumber: number | null;
-  /** True while the visitor has no decision for the current consentHash (or it expired): the banner shows. */
+  /**
+   * True while the banner shows: in opt-in, while the visitor has no decision for the current consentHash (or it
+   * expired); in opt-out and notice, until the visitor dismisses the notice or decides; never in none.
+   */
   needsConsent: boolean;
   /** The locale the texts are shown in (the service's answer), null once destroyed. */
   locale: string | null;
   /** The browser sent Global Privacy Control. */
   gpc: boolean;
+  /** The mode of the visitor's jurisdiction ("opt-in" when the service did not say). */
+  mode: Mode;
+  /** Where the service placed the visitor (`DE`, `US-CA`, `US`), null when unknown. */
+  jurisdiction: string | null;
 }
 
 export interface ConsentClient {

@@ -1,7 +1,7 @@
 // The banner and the preferences dialog, in an open shadow root on a fixed, zero-sized host element that is
 // the first child of <body> (first in the tab order). The page's CSS does not reach in; pages theme it
 // through custom properties and ::part() (styles.ts). Config text is only ever set as text, never as HTML.
-import type { Purpose } from './api';
+import type { Action, Purpose } from './api';
 import type { Consent } from './consent';
 import type { ConsentError } from './public';
 import { STYLES } from './styles';
@@ -18,6 +18,8 @@ const WORDS: Record<string, string> = {
   privacyPolicy: 'Privacy policy',
   gpcNote: 'Your browser sent a Global Privacy Control signal, so we have turned off the purposes it covers.',
   saveFailed: 'Your choices could not be saved. Please try again.',
+  // doNotSell, optOutHonored and noticeOk have no fallback: only an answer that has them sets a mode that
+  // shows them (extensions.md section 6), so their bytes stay out of the core's budget.
 };
 
 type Child = Node | string | false | null | undefined;
@@ -97,9 +99,15 @@ export function mountUi(consent: Consent, decided: () => void, onError: (err: Co
 
   // Accept and reject look the same on purpose: rejecting must be as easy as accepting.
   // A label the project did not translate comes empty in another language: the UI string stands in.
-  const acceptAll = (kind: string) => button('accept-all', notice.acceptLabel || say('acceptAll'), () => decide((p) => !consent.gpcDenies(p.key)), kind);
-  const rejectAll = (kind: string) => button('reject-all', notice.rejectLabel || say('rejectAll'), () => decide(() => false), kind);
-  const gpcLine = () => consent.gpc && experience.gpc.optOutPurposes.length > 0 && h('p', { class: 'gpc' }, say('gpcNote'));
+  const acceptAll = (kind: string) => button('accept-all', notice.acceptLabel || say('acceptAll'), () => decide((p) => !consent.gpcDenies(p), 'accept_all'), kind);
+  const rejectAll = (kind: string) => button('reject-all', notice.rejectLabel || say('rejectAll'), () => decide(() => false, 'reject_all'), kind);
+  const manage = () => button('manage', notice.manageLabel || say('manage'), openDialog, 'manage');
+  const optOut = consent.mode == 'opt-out';
+  // In opt-out mode GPC is honoured as an opt-out request, and the notice says so (CCPA regulations
+  // §7025(c)(6)); elsewhere a note says which purposes it turned off.
+  const gpcLine = () =>
+    consent.gpc &&
+    (optOut ? h('p', { class: 'gpc', 'data-consent': 'opt-out-honored' }, say('optOutHonored')) : experience.gpc.optOutPurposes.length > 0 && h('p', { class: 'gpc' }, say('gpcNote')));
   const errorLine = () => h('p', { class: 'error', role: 'alert' });
   const policy = () =>
     /^https?:\/\//.test(experience.privacyPolicyUrl) && h('a', { href: experience.privacyPolicyUrl, target: '_blank', rel: 'noopener', part: 'link', 'data-consent': 'privacy-policy' }, say('privacyPolicy'));
@@ -118,14 +126,29 @@ export function mountUi(consent: Consent, decided: () => void, onError: (err: Co
       header('cs-bt'),
       h('p', {}, notice.description, ' ', policy()),
       gpcLine(),
-      h('div', { class: 'actions' }, rejectAll('primary'), acceptAll('primary'), button('manage', notice.manageLabel || say('manage'), openDialog, 'manage')),
+      h('div', { class: 'actions' }, ...(consent.mode == 'opt-in' ? [rejectAll('primary'), acceptAll('primary'), manage()] : noticeActions())),
       errorLine(),
     );
   }
 
+  // Opt-out: the notice with its "Do Not Sell or Share" control (denies the opt-out purposes, keeps the rest as
+  // they are; gone once GPC opted out already), and a dismiss button as its equal. Notice: only the dismiss.
+  function noticeActions() {
+    const ok = button('ok', say('noticeOk'), dismiss, 'primary');
+    if (!optOut) return [ok];
+    const doNotSell = !consent.gpc && button('do-not-sell', say('doNotSell'), () => decide((p) => !consent.optOut(p) && consent.has(p.key), 'opt_out'), 'primary');
+    return [doNotSell, ok, manage()];
+  }
+
+  function dismiss() {
+    consent.dismiss();
+    decided();
+    close();
+  }
+
   function toggle(p: Purpose) {
     // On: required purposes, and what the current decision (or, before one, the mode) grants.
-    const on = p.required || (consent.decided ? consent.has(p.key) : consent.initial(p));
+    const on = p.required || consent.has(p.key);
     const input = h('input', { type: 'checkbox', role: 'switch', part: 'switch', 'data-purpose': p.key, checked: on, disabled: p.required });
     const required = p.required && h('em', {}, ' · ' + say('alwaysOn'));
     return h('label', {}, h('span', {}, h('strong', {}, p.name), required, h('small', {}, p.description)), input);
@@ -164,15 +187,15 @@ export function mountUi(consent: Consent, decided: () => void, onError: (err: Co
   function save() {
     const granted = new Set<string>();
     for (const input of root.querySelectorAll<HTMLInputElement>('[data-purpose]')) if (input.checked) granted.add(input.dataset.purpose!);
-    decide((p) => granted.has(p.key));
+    decide((p) => granted.has(p.key), 'custom');
   }
 
-  async function decide(grant: (p: Purpose) => boolean) {
+  async function decide(grant: (p: Purpose) => boolean, action: Action) {
     const current = view;
     // Busy, not disabled: disabling the focused button would drop focus to the page.
     current?.setAttribute('aria-busy', 'true');
     try {
-      await consent.decide(grant);
+      await consent.decide(grant, action);
       decided();
       if (view === current) close();
     } catch (err) {

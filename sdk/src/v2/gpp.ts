@@ -1,0 +1,138 @@
+// gpp.js: the IAB Global Privacy Platform for opt-out jurisdictions, a separate file (dist/v2/gpp.js, global
+// `ConsentGpp`) that the core loads only there (gpp-stub.ts), so the core keeps its size budget. Encoding and
+// the `__gpp` CMP API (ping, addEventListener, removeEventListener, hasSection, getSection, getField) are the
+// IAB Tech Lab's own library, @iabgpp/cmpapi (Apache-2.0); this file only says what goes into the string.
+import { CmpApi, CmpDisplayStatus, CmpStatus, GppModel, Sections, SignalStatus, UsNat } from '@iabgpp/cmpapi';
+import type { SdkConfig } from './api';
+
+/**
+ * What goes into the string: the config answer (its jurisdiction code, `US-CA`, and the operator's MSPA
+ * settings, experience.gpp), whether the visitor opted out (Consent.optedOut: some opt-out purpose denied)
+ * and whether the browser sends GPC.
+ */
+type Input = [config: Pick<SdkConfig, 'jurisdiction' | 'experience'>, optedOut: boolean, gpc: boolean];
+
+export interface GppApi {
+  /** The GPP string for this state (nothing published). */
+  encode(...input: Input): string;
+  /** Publishes the state through `__gpp` (the first call takes the stub's queue over) and returns its string. */
+  publish(shown: boolean, ...input: Input): string;
+}
+
+// The CMP API wants a CMP id registered with the IAB; the service has none (TCF is out of scope), so 0.
+const CMP_ID = 0;
+const CMP_VERSION = 2;
+
+/** usnat, and the state's own section where the IAB defines one (`US-CA` → usca; the library knows which). */
+function sectionsFor(code?: string): [name: string, id: number][] {
+  const state = code && /^US-[A-Z]{2}$/.test(code) ? 'us' + code.slice(3).toLowerCase() : '';
+  return [...Sections.SECTION_ID_NAME_MAP].filter(([, name]) => name == UsNat.NAME || name == state).map(([id, name]) => [name, id]);
+}
+
+/**
+ * The fields, by name, of every US section (each section has its own subset; the rest keep the library's
+ * default, 0 = not applicable, e.g. sensitive data and known-child consents, which the SDK does not collect).
+ * 1 = yes (notice given, opted out), 2 = no. The banner is the notice of sale, sharing and targeted
+ * advertising with its opt-out control, so those notices are 1. MSPA modes are 0 unless the transaction is
+ * covered; then the operator's mode is 1 and the other 2 (mspaMode "none" on a covered transaction: both 2).
+ */
+function fields(mspa: SdkConfig['experience']['gpp'], optedOut: boolean, gpc: boolean): Record<string, number | boolean> {
+  const out = optedOut ? 1 : 2;
+  const covered = mspa.mspaCoveredTransaction;
+  return {
+    SharingNotice: 1,
+    SaleOptOutNotice: 1,
+    SharingOptOutNotice: 1,
+    TargetedAdvertisingOptOutNotice: 1,
+    SaleOptOut: out,
+    SharingOptOut: out,
+    TargetedAdvertisingOptOut: out,
+    MspaCoveredTransaction: covered ? 1 : 2,
+    MspaOptOutOptionMode: covered ? (mspa.mspaMode == 'opt-out-option' ? 1 : 2) : 0,
+    MspaServiceProviderMode: covered ? (mspa.mspaMode == 'service-provider' ? 1 : 2) : 0,
+    Gpc: gpc,
+  };
+}
+
+export function encode(...[config, optedOut, gpc]: Input): string {
+  const m = new GppModel();
+  const values = fields(config.experience.gpp, optedOut, gpc);
+  for (const [section] of sectionsFor(config.jurisdiction?.code)) {
+    // Creates the section; then only the fields it has.
+    m.setFieldValue(section, 'MspaCoveredTransaction', values.MspaCoveredTransaction);
+    for (const [name, value] of Object.entries(values)) if (m.hasField(section, name)) m.setFieldValue(section, name, value);
+  }
+  return m.encode();
+}
+
+let api: CmpApi | undefined;
+
+/**
+ * The GPP API for frames (ads in iframes of other origins): they find this window by the `__gppLocator`
+ * frame's name and post `{ __gppCall: { command, parameter, version, callId } }`; the answer goes back as
+ * `{ __gppReturn: { returnValue, success, callId } }`, as a string when the call came as one. The library
+ * has no such part.
+ */
+function crossFrame(): void {
+  if (!document.querySelector('iframe[name="__gppLocator"]')) {
+    const locator = document.createElement('iframe');
+    locator.name = '__gppLocator';
+    locator.style.display = 'none';
+    locator.setAttribute('aria-hidden', 'true');
+    (document.body || document.documentElement).append(locator);
+  }
+  addEventListener('message', (event) => {
+    let data = event.data;
+    const asString = typeof data == 'string';
+    try {
+      if (asString) data = JSON.parse(data);
+    } catch {
+      return;
+    }
+    const call = data?.__gppCall;
+    if (!call || typeof call.command != 'string') return;
+    const __gpp = (window as unknown as { __gpp: (...args: unknown[]) => void }).__gpp;
+    __gpp(
+      call.command,
+      (returnValue: unknown, success: boolean) => {
+        const answer = { __gppReturn: { returnValue, success, callId: call.callId } };
+        (event.source as Window | null)?.postMessage(asString ? JSON.stringify(answer) : answer, '*');
+      },
+      call.parameter,
+      call.version,
+    );
+  });
+}
+
+export function publish(shown: boolean, ...input: Input): string {
+  const w = window as unknown as { __gpp?: (...args: unknown[]) => unknown };
+  let queued: unknown[][] = [];
+  if (!api) {
+    // The library replays the stub's queue as it starts, before it has a string; so the queue is taken here
+    // and replayed below, once the string and statuses are set. Listeners an IAB stub kept ("events") it
+    // adopts itself.
+    const stub = w.__gpp;
+    try {
+      queued = [...((stub?.() as unknown[][]) || [])];
+    } catch {
+      // not a stub
+    }
+    // An IAB stub answers "events" with its listeners; ours queues the question (replayed below: unknown
+    // command, no callback, no effect) and answers nothing.
+    w.__gpp = (command?: unknown) => (command == 'events' && stub?.('events')) || [];
+    api = new CmpApi(CMP_ID, CMP_VERSION);
+    crossFrame();
+  }
+  const sections = sectionsFor(input[0].jurisdiction?.code);
+  const string = encode(...input);
+  api.setGppString(string);
+  api.setSupportedAPIs(sections.map(([name, id]) => `${id}:${name}`));
+  // usnat is the section in force (the national approach); the state's section rides along for readers of it.
+  api.setApplicableSections([UsNat.ID]);
+  api.setCmpDisplayStatus(shown ? CmpDisplayStatus.VISIBLE : CmpDisplayStatus.HIDDEN);
+  api.setCmpStatus(CmpStatus.LOADED);
+  for (const [name] of sections) api.fireSectionChange(name);
+  api.setSignalStatus(SignalStatus.READY);
+  for (const args of queued) w.__gpp!(...args);
+  return string;
+}
