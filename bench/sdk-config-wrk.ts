@@ -15,6 +15,7 @@ import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../test/helpers/service-process.js';
 import { BENCH_ORIGIN, benchProject, machine } from './lib/setup.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -48,6 +49,7 @@ const { secret } = setup;
 const databaseUrl = setup.server.services.config.databaseUrl;
 await setup.server.close();
 
+const servicePort = await freePort();
 // SERVICE_NODE_ARGS for a profile of the measured process, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof'.
 const serviceCommand = pinned(SERVER_CPU, [process.execPath, ...(process.env.SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? []), 'dist/src/main.js']);
 const service = spawn(serviceCommand[0]!, serviceCommand.slice(1), {
@@ -56,35 +58,33 @@ const service = spawn(serviceCommand[0]!, serviceCommand.slice(1), {
     PATH: process.env.PATH,
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
-    PORT: '0',
+    PORT: String(servicePort),
     DATA_DIR: dataDir,
     ...(databaseUrl && { DATABASE_URL: databaseUrl }),
     BILLING_PROVIDER: 'stripe',
     STRIPE_SECRET_KEY: 'sk_test_bench_never_called',
     BILLING_WEBHOOK_SECRET: 'bench',
-    LOG_LEVEL: 'info',
+    // Production's level: one line per request (LOG_LEVEL=warn measures without them).
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
     // Out of the load's way; the limiter still counts every request.
     RATE_LIMIT_SDK_CONFIG_PER_MINUTE: '1000000000',
     ...(process.env.METRICS === '1' && { METRICS_PORT: '0' }),
   },
   stdio: ['ignore', 'pipe', 'inherit'],
 });
+process.once('exit', () => service.kill('SIGKILL')); // whatever fails below
 // The log goes to a pipe, as in a container; the driver counts its lines (one per request) and drops them.
 let logLines = 0;
-const serviceUrl = new Promise<string>((resolve, reject) => {
-  let first = '';
-  service.stdout!.on('data', (chunk: Buffer) => {
-    for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) logLines++;
-    if (first !== undefined && !first.includes('"listening"')) {
-      first += chunk.toString();
-      const line = first.split('\n').find((l) => l.includes('"listening"'));
-      if (line) resolve(JSON.parse(line).url);
-    }
-  });
-  service.once('exit', (code) => reject(new Error(`the service exited (${code}) before listening`)));
+service.stdout!.on('data', (chunk: Buffer) => {
+  for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) logLines++;
 });
-const url = await serviceUrl;
-const servicePort = Number(new URL(url).port);
+const url = `http://127.0.0.1:${servicePort}`;
+for (const deadline = Date.now() + 120_000; ; ) {
+  if (service.exitCode !== null) throw new Error(`the service exited (${service.exitCode}) before it was ready`);
+  if (await fetch(`${url}/api/ready`).then((res) => res.ok, () => false)) break;
+  if (Date.now() > deadline) throw new Error('the service was not ready within 120 s');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+}
 
 interface Captured {
   body: string; // base64
@@ -116,6 +116,7 @@ writeFileSync(answersFile, JSON.stringify(captured));
 
 const rawCommand = pinned(SERVER_CPU, [process.execPath, ...(process.env.RAW_NODE_ARGS?.split(' ').filter(Boolean) ?? []), join(ROOT, 'bench/lib/raw-config-server.mjs'), answersFile]);
 const raw = spawn(rawCommand[0]!, rawCommand.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
+process.once('exit', () => raw.kill('SIGKILL'));
 const rawPort = await new Promise<number>((resolve) => raw.stdout!.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim()))));
 
 /** The server process's CPU seconds so far (utime + stime of every thread; /proc/<pid>/stat fields 14 and 15). */
@@ -227,6 +228,7 @@ const report: Record<string, unknown> = {
   wrk: `-t1 -c${CONNECTIONS} -d${DURATION}`,
   pin: SERVER_CPU ? `servers on CPU ${SERVER_CPU}, wrk on CPU ${LOAD_CPU}` : 'none',
   metrics: process.env.METRICS === '1',
+  logLevel: process.env.LOG_LEVEL ?? 'info',
   bodyBytes: Object.fromEntries(Object.entries(captured).map(([path, c]) => [path, { plain: Buffer.from(c.plain.body, 'base64').length, sent: Buffer.from(c.encoded.body, 'base64').length }])),
   loadBefore: loadAverage(),
 };
