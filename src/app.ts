@@ -120,17 +120,17 @@ export function createApp(services: Services, schema: GraphQLSchema, documented:
   }
 
   function logRequest(req: IncomingMessage, res: ServerResponse, requestId: string, started: bigint, aborted = !res.writableFinished): void {
-    services.logger.info(
-      {
-        reqId: requestId,
-        method: req.method,
-        path: (req.url ?? '').split('?')[0],
-        status: res.statusCode,
-        durationMs: Number(process.hrtime.bigint() - started) / 1e6,
-        ...(aborted && { aborted: true }),
-      },
-      'request',
-    );
+    const url = req.url ?? '';
+    const query = url.indexOf('?');
+    const line = {
+      reqId: requestId,
+      method: req.method,
+      path: query < 0 ? url : url.slice(0, query),
+      status: res.statusCode,
+      durationMs: Number(process.hrtime.bigint() - started) / 1e6,
+    };
+    // Only an aborted request names it (one shape for the others: no object spread on the hot path).
+    services.logger.info(aborted ? { ...line, aborted: true } : line, 'request');
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse, requestId: string, seen: { timing?: RouteTiming }): Promise<void> {

@@ -13,6 +13,8 @@ try {
 // `npm start`: apply pending migrations, serve, and stop gracefully on SIGTERM/SIGINT.
 const running = await startServer();
 running.services.logger.info({ url: running.url, database: running.services.db.kind }, 'listening');
+// Log lines go out in batches (src/logger.ts): whoever waits for this one (an orchestrator, a test) gets it now.
+running.services.logger.flush();
 
 const SHUTDOWN_DEADLINE_MS = 25_000;
 let stopping = false;
@@ -21,6 +23,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     if (stopping) return;
     stopping = true;
     running.services.logger.info({ signal }, 'shutting down');
+    running.services.logger.flush();
     // A request that never ends must not keep the process alive past the orchestrator's patience.
     setTimeout(() => {
       running.services.logger.error({ afterMs: SHUTDOWN_DEADLINE_MS }, 'shutdown deadline passed, exiting');

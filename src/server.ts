@@ -1,10 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { pino, type DestinationStream } from 'pino';
+import type { DestinationStream } from 'pino';
 import { allRoutes } from '../rest/routes/index.js';
 import { schema } from '../schema/index.js';
 import { createApp } from './app.js';
 import { loadConfig, type Config } from './config.js';
+import { createLogger } from './logger.js';
 import { openDatabase } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { startSocketServer } from './db/socket.js';
@@ -36,10 +37,7 @@ export interface StartOptions {
 
 export async function startServer(overrides: Partial<Config> = {}, options: StartOptions = {}): Promise<RunningServer> {
   const config = { ...loadConfig(), ...overrides };
-  const logger = pino(
-    { level: config.logLevel, base: undefined, timestamp: pino.stdTimeFunctions.isoTime },
-    options.logDestination ?? pino.destination(1),
-  );
+  const logger = createLogger(config.logLevel, options.logDestination);
   const db = await openDatabase(config, options.embeddedImage);
   const applied = await migrate(db);
   if (applied.length) logger.info({ migrations: applied }, 'migrations applied');

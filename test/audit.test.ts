@@ -2,6 +2,7 @@
 // own transaction with the actor and request id; refused or rolled-back mutations write nothing;
 // secrets never appear; the table is append-only; the list pages by cursor and exports CSV.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auditScopeActive, recordAudit, withAuditScope } from '../src/audit/record.js';
 import { putDraft, publish } from './helpers/consent.js';
 import { operator, PASSWORD, team, type Operator } from './helpers/fixtures.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
@@ -142,6 +143,38 @@ describe('audit log: what each mutation writes', () => {
       `SELECT organization_id, actor_id, changes FROM audit_events WHERE request_id = 'req-password'`,
     );
     expect(rows).toEqual([{ organization_id: null, actor_id: t.viewer.id, changes: {} }]);
+  });
+
+  it('keeps each actor and request id when mutations overlap, and switches the scope off once none runs', async () => {
+    // The scope is switched off between executions (src/audit/record.ts): one ending must not take it from another
+    // still running. Two executions as the REST handler and /graphql run them; the second records after the first ended.
+    const t = await team(server);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const first = withAuditScope({ requestId: 'req-overlap-first', viewer: t.owner }, () => gate);
+    const second = withAuditScope({ requestId: 'req-overlap-second', viewer: t.admin }, async () => {
+      await first;
+      await server.services.db.prisma.$transaction((tx) =>
+        recordAudit(tx, { action: 'allowed_origins.updated', projectId: t.project.id, target: { type: 'project', id: t.project.id } }),
+      );
+    });
+    release();
+    await second;
+    expect(await byRequest(t, 'req-overlap-second')).toMatchObject([{ action: 'allowed_origins.updated', actor: { id: t.admin.id, email: t.admin.email } }]);
+    expect(auditScopeActive()).toBe(false);
+
+    // And through HTTP: overlapping mutations of two operators each keep their own actor.
+    const actors = [t.owner, t.admin, t.owner, t.admin];
+    const updated = await Promise.all(
+      actors.map((actor, i) =>
+        server.request('PUT', `/api/platform/projects/${t.project.id}/allowed-origins`, as(actor, `req-overlap-${i}`, { origins: [`https://shop${i}.example`] })),
+      ),
+    );
+    expect(updated.map((res) => res.status)).toEqual(actors.map(() => 200));
+    for (const [i, actor] of actors.entries()) {
+      expect(await byRequest(t, `req-overlap-${i}`)).toMatchObject([{ action: 'allowed_origins.updated', actor: { id: actor.id, email: actor.email } }]);
+    }
+    expect(auditScopeActive()).toBe(false);
   });
 
   it('writes nothing for a refused mutation (403, 404, 400)', async () => {

@@ -273,6 +273,25 @@ describe('graceful shutdown', () => {
   });
 });
 
+describe('the request log (src/logger.ts)', () => {
+  it('writes a lone line within the flush interval, and the lines still buffered when the process exits', async () => {
+    const service = await startService('node', { DATA_DIR: 'memory://' });
+    const get = (id: string) => fetch(`http://127.0.0.1:${service.port}/api/ready`, { headers: { 'x-request-id': id } });
+    // One request, then quiet: its line is far short of the 4 KB buffer, and the periodic flush writes it.
+    expect((await get('lone-line')).status).toBe(200);
+    await service.waitFor((line) => line.reqId === 'lone-line' && line.msg === 'request');
+
+    // A burst, then SIGTERM at once: what is still buffered is written before the process ends.
+    const ids = Array.from({ length: 40 }, (_, i) => `burst-${i}`);
+    for (const id of ids) expect((await get(id)).status).toBe(200);
+    const closed = new Promise((resolve) => service.child.once('close', resolve));
+    process.kill(service.child.pid!, 'SIGTERM');
+    expect(await service.exited).toBe(0);
+    await closed;
+    for (const id of ids) expect(service.lines.filter((line) => line.reqId === id && line.msg === 'request'), id).toHaveLength(1);
+  });
+});
+
 // Fails on the old main: DATA_DIR was 0755 with 0644 files and a socket anyone on the machine could connect to.
 describe('the embedded database on disk', () => {
   it('keeps DATA_DIR (0700), its files (0600) and the socket (0600) private to the service user', async () => {

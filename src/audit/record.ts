@@ -45,12 +45,38 @@ export interface AuditScope {
 }
 const scope = new AsyncLocalStorage<AuditScope>();
 
+let executions = 0;
+
 /**
  * Runs one GraphQL execution with its actor in scope. The scope travels with the async work, so
  * services record the actor without taking the request context as a parameter.
+ *
+ * On Node 20 a storage that has run once keeps async_hooks on for the rest of the process: every promise,
+ * timer and socket write then runs a hook, about a tenth of the SDK config hot path's CPU (bench/README.md,
+ * "SDK config with wrk"), which never needs the scope. So the storage is switched off (`disable`: hooks off,
+ * `getStore` undefined) whenever no execution is running, and the next `run` switches it on again. Every
+ * `recordAudit` runs inside its execution's transaction, so nothing reads the scope after it ends.
  */
-export const withAuditScope = <T>(context: AuditScope, run: () => T): T =>
-  scope.run({ requestId: context.requestId, viewer: context.viewer && { id: context.viewer.id, email: context.viewer.email } }, run);
+export function withAuditScope<T>(context: AuditScope, run: () => T): T {
+  executions++;
+  let result: T;
+  try {
+    result = scope.run({ requestId: context.requestId, viewer: context.viewer && { id: context.viewer.id, email: context.viewer.email } }, run);
+  } catch (error) {
+    executionEnded();
+    throw error;
+  }
+  if (typeof (result as { then?: unknown } | null)?.then === 'function') return Promise.resolve(result).finally(executionEnded) as T;
+  executionEnded();
+  return result;
+}
+
+function executionEnded(): void {
+  if (--executions === 0) scope.disable();
+}
+
+/** Whether async_hooks are on for the audit scope (tests: off between executions). */
+export const auditScopeActive = () => executions > 0;
 
 /** Field name → `{ before, after }`; a created thing has `before: null`, a deleted one `after: null`. */
 export type AuditChanges = Record<string, { before: unknown; after: unknown }>;
