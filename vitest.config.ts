@@ -7,11 +7,11 @@ export default defineConfig({
   resolve: { alias: [{ find: /^graphql$/, replacement: fileURLToPath(new URL('node_modules/graphql/index.js', import.meta.url)) }] },
   test: {
     include: ['test/**/*.test.ts', 'sdk/test/**/*.test.ts'],
-    // The service serves sdk/dist: rebuild it first when the SDK's sources are newer; then the service's
+    // The service serves sdk/dist and console/dist: rebuild them first when their sources are newer; then the service's
     // dist/ (tests start it as `npm start` does) when stale. Chromium for the browser tests: found, or
     // installed from Debian when missing and running as root. One migrated database image per run, cloned
     // by every test server (test/helpers/database-image.ts).
-    globalSetup: ['test/helpers/build-sdk.ts', 'test/helpers/build-service.ts', 'test/helpers/chromium.ts', 'test/helpers/database-image.ts'],
+    globalSetup: ['test/helpers/build-sdk.ts', 'test/helpers/build-console.ts', 'test/helpers/build-service.ts', 'test/helpers/chromium.ts', 'test/helpers/database-image.ts'],
     // Each file starts its own server and database; two cores, so keep parallelism modest.
     pool: 'forks',
     maxWorkers: 2,

@@ -27,7 +27,7 @@ export function buildOpenApi(routes: RouteDef[], version: string) {
   };
 
   for (const route of routes) {
-    const path = route.path.replace(/:(\w+)/g, '{$1}');
+    const path = route.path.replace(/:(\w+)\*?/g, '{$1}');
     const parameters = [
       ...[...route.path.matchAll(/:(\w+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } })),
       ...Object.entries(route.queryParams?.shape ?? {}).map(([name, schema]) => ({

@@ -29,9 +29,11 @@ export class Router {
       return;
     }
     const keys: string[] = [];
-    const source = route.path.replace(/:(\w+)/g, (_, key: string) => {
+    // `:name` is one path segment; a final `:name*` is the rest of the path, slashes included (the console's
+    // deep links). Patterns are tried in the order they were added, so a wildcard goes after its siblings.
+    const source = route.path.replace(/:(\w+)(\*?)/g, (_, key: string, rest: string) => {
       keys.push(key);
-      return '([^/]+)';
+      return rest ? '(.+)' : '([^/]+)';
     });
     let pattern = this.patterns.find((p) => p.path === source);
     if (!pattern) {

@@ -1,7 +1,7 @@
 // `npm run build`: the service compiled by tsc to dist/ (no bundler: node resolves `graphql` to one copy for
 // our files and the libraries alike, see vitest.config.ts), plus the files it reads at run time, at the same
-// relative places (dist/prisma/migrations, dist/rest/operations, dist/sdk/dist, dist/package.json), so
-// `node dist/src/main.js` needs nothing but dist/ and node_modules/.
+// relative places (dist/prisma/migrations, dist/rest/operations, dist/sdk/dist, dist/console/dist,
+// dist/package.json), so `node dist/src/main.js` needs nothing but dist/ and node_modules/.
 //   node scripts/build.mjs             always builds
 //   node scripts/build.mjs --if-stale  builds only when dist is missing or older than a source (`npm start`
 //                                      and the test suite use it, so they never run yesterday's build)
@@ -13,8 +13,8 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DIST = join(ROOT, 'dist');
 const STAMP = join(DIST, '.built');
-const INPUTS = ['src', 'schema', 'rest', 'prisma/migrations', 'sdk/dist', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
-const ASSETS = ['prisma/migrations', 'rest/operations', 'sdk/dist', 'package.json'];
+const INPUTS = ['src', 'schema', 'rest', 'prisma/migrations', 'sdk/dist', 'console/dist', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
+const ASSETS = ['prisma/migrations', 'rest/operations', 'sdk/dist', 'console/dist', 'package.json'];
 
 function newestMtime(path) {
   if (!existsSync(path)) return 0;

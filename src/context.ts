@@ -76,6 +76,12 @@ export class Access {
     return true;
   }
 
+  /** The viewer's own role in an organization (null when not a member), so a console can hide what would be 403. */
+  async roleIn(orgId: string): Promise<Role | null> {
+    this.requireViewer();
+    return this.orgRoles.load(orgId);
+  }
+
   async projectRole(projectId: string, role: Role): Promise<true> {
     this.requireViewer();
     const orgId = await this.projectOrgs.load(projectId);

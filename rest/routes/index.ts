@@ -4,6 +4,7 @@ import { auditRoutes } from './audit.js';
 import { authRoutes } from './auth.js';
 import { billingRoutes } from './billing.js';
 import { consentRoutes } from './consent.js';
+import { consoleRoutes } from './console.js';
 import { evidenceRoutes } from './evidence.js';
 import { keysRoutes } from './keys.js';
 import { notificationsRoutes } from './notifications.js';
@@ -29,5 +30,7 @@ export function allRoutes(startedAt: Date): RouteDef[] {
     ...notificationsRoutes,
     ...billingRoutes,
     ...auditRoutes,
+    // Last: its /console/:path* wildcard is tried after every other pattern.
+    ...consoleRoutes(),
   ];
 }

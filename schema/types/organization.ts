@@ -8,6 +8,10 @@ export const Organization = builder.prismaObject('Organization', {
     slug: t.exposeString('slug'),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     projects: t.relation('projects', { query: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } }),
+    myRole: t.string({
+      description: "The session user's role here: OWNER, ADMIN or VIEWER (the console hides what the role would be refused)",
+      resolve: async (organization, _args, ctx) => (await ctx.access.roleIn(organization.id)) ?? 'VIEWER',
+    }),
   }),
 });
 

@@ -46,6 +46,7 @@ export const screensEmbeddedTypes = [
   'AuditLogPage',
   'BillingSubscription',
   'Checkout',
+  'ConsentStatsCounts',
   'CreateApiKeyPayload',
   'EvidenceHashes',
   'MarkAllNotificationsReadPayload',
