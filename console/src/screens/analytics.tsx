@@ -238,7 +238,7 @@ function DataTable({ stats, purposes }: { stats: Stats; purposes: PurposeInfo[] 
           <tbody>
             {stats.buckets.map((b) => (
               <tr key={b.start}>
-                <th scope="row">{formatDay(b.start)}</th>
+                <th scope="row" className="nowrap">{formatDay(b.start)}</th>
                 <td>{formatCount(b.receipts)}</td>
                 <td>{formatCount(b.acceptedAll)}</td>
                 <td>{formatCount(b.customised)}</td>

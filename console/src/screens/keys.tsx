@@ -80,8 +80,8 @@ export default function Keys({ params }: ScreenProps) {
                       <td>
                         <code>{key.prefix}…</code>
                       </td>
-                      <td>{formatDateTime(key.createdAt)}</td>
-                      <td>{key.lastUsedAt ? formatDateTime(key.lastUsedAt) : 'Never'}</td>
+                      <td className="nowrap">{formatDateTime(key.createdAt)}</td>
+                      <td className="nowrap">{key.lastUsedAt ? formatDateTime(key.lastUsedAt) : 'Never'}</td>
                       <td>
                         {key.revokedAt ? (
                           <span className="badge danger">Revoked {formatDateTime(key.revokedAt)}</span>

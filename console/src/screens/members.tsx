@@ -76,7 +76,7 @@ export default function Members({ params }: ScreenProps) {
                     </td>
                     <td>{m.email}</td>
                     <td>{isOwner ? <RoleChanger orgId={orgId} member={m} /> : roleLabel(m.role)}</td>
-                    <td>{formatDateTime(m.createdAt)}</td>
+                    <td className="nowrap">{formatDateTime(m.createdAt)}</td>
                     {isOwner && (
                       <td>
                         <button type="button" className="danger" aria-label={`Remove ${m.name || m.email}`} onClick={() => setRemoving(m)}>

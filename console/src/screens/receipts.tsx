@@ -189,7 +189,7 @@ function ReceiptsTable({ receipts }: { receipts: Receipt[] }) {
         <tbody>
           {receipts.map((r) => (
             <tr key={r.id}>
-              <td>{formatDateTime(r.createdAt)}</td>
+              <td className="nowrap">{formatDateTime(r.createdAt)}</td>
               <td>v{r.versionNumber}</td>
               <td>
                 <Choices choices={r.choices as Record<string, boolean>} />

@@ -141,7 +141,7 @@ function TestSend({ projectId }: { projectId: string }) {
     if (done.data) setDelivery(done.data.testWebhook.delivery);
   };
   return (
-    <div className="stack">
+    <div>
       <h2>Test</h2>
       <p>Sends a <code>webhook.test</code> event now and shows what your endpoint answered.</p>
       <div className="row">
@@ -218,7 +218,7 @@ function Deliveries({ webhook, pager }: { webhook: Webhook; pager: ReturnType<ty
               <tbody>
                 {deliveries?.edges.map(({ node: d }) => (
                   <tr key={d.id}>
-                    <td>{formatDateTime(d.createdAt)}</td>
+                    <td className="nowrap">{formatDateTime(d.createdAt)}</td>
                     <td>
                       <code>{d.eventType}</code>
                     </td>
