@@ -103,38 +103,19 @@ export async function screenshots(page: Page, name: string): Promise<void> {
   await page.setViewportSize({ width: 1280, height: 800 });
 }
 
-/** Elements reaching past the viewport's right edge, outside any box that scrolls or clips them. */
+/**
+ * Why the page scrolls sideways, if it does: the elements reaching past the viewport's right edge, those
+ * positioned out of their scrolling box first (an absolutely positioned child escapes a box that is not
+ * positioned itself, and widens the page).
+ */
 export function sticksOut(page: Page): Promise<string[]> {
   return page.evaluate(() => {
     const width = document.documentElement.clientWidth;
     if (document.documentElement.scrollWidth <= width) return [];
-    const clipped = (el: Element) => {
-      for (let p = el.parentElement; p; p = p.parentElement) {
-        const style = getComputedStyle(p);
-        if (style.overflowX !== 'visible' && p !== document.documentElement && p !== document.body) return true;
-      }
-      return false;
-    };
-    return [...document.querySelectorAll('body *')]
-      .filter((el) => el.getBoundingClientRect().right > width + 1 && !clipped(el))
+    const past = [...document.querySelectorAll('body *')].filter((el) => el.getBoundingClientRect().right > width + 1);
+    const positioned = past.filter((el) => getComputedStyle(el).position === 'absolute' || getComputedStyle(el).position === 'fixed');
+    return [...positioned, ...past]
       .slice(0, 5)
-      .map((el) => `${el.tagName.toLowerCase()}${el.className ? `.${String(el.className).replace(/\s+/g, '.')}` : ''} (right ${Math.round(el.getBoundingClientRect().right)})`);
-  });
-}
-
-/** The enabled controls of the main area: buttons, fields, selects, summaries, by accessible name. */
-export async function enabledControls(page: Page): Promise<string[]> {
-  return page.evaluate(() => {
-    const main = document.querySelector('main') ?? document.body;
-    const name = (el: Element) =>
-      (el.getAttribute('aria-label') ||
-        (el as HTMLInputElement).labels?.[0]?.textContent ||
-        el.textContent ||
-        (el as HTMLInputElement).placeholder ||
-        '').replace(/\s+/g, ' ').trim();
-    return [...main.querySelectorAll('button, input, select, textarea')]
-      .filter((el) => !(el as HTMLButtonElement).disabled && !(el as HTMLInputElement).readOnly && !el.closest('dialog:not([open])'))
-      .filter((el) => (el as HTMLElement).offsetParent !== null || el.tagName === 'SELECT')
-      .map((el) => `${el.tagName.toLowerCase()}${(el as HTMLInputElement).type ? `[${(el as HTMLInputElement).type}]` : ''}: ${name(el)}`);
+      .map((el) => `${el.tagName.toLowerCase()}${el.className ? `.${String(el.className).replace(/\s+/g, '.')}` : ''} "${(el.textContent ?? '').trim().slice(0, 30)}" (right ${Math.round(el.getBoundingClientRect().right)})`);
   });
 }

@@ -48,6 +48,8 @@ export default function Billing({ params }: ScreenProps) {
   );
 }
 
+const plural = (n: number, word: string) => `${formatCount(n)} ${word}${n === 1 ? '' : 's'}`;
+
 function subscriptionText(billing: State): string {
   const s = billing.subscription;
   if (!s) return 'No subscription: the organization is on the free plan.';
@@ -127,21 +129,15 @@ function PlanCard({ plan, billing, orgId, isOwner }: { plan: Plan; billing: Stat
         {plan.name} {current && <span className="badge ok">Current</span>}
       </h3>
       <p className="price">
-        {paid ? (
-          <>
-            {formatPrice(plan.prices.month)} / month <small>or {formatPrice(plan.prices.year)} / year</small>
-          </>
-        ) : (
-          'Free'
-        )}
+        {formatPrice(plan.prices.month)} / month {paid && <small>or {formatPrice(plan.prices.year)} / year</small>}
       </p>
       <ul className="plain">
-        <li>{formatCount(plan.entitlements.projects)} projects</li>
-        <li>{formatCount(plan.entitlements.connectors)} connectors</li>
-        <li>{formatCount(plan.entitlements.cases)} cases</li>
+        <li>{plural(plan.entitlements.projects, 'project')}</li>
+        <li>{plural(plan.entitlements.connectors, 'connector')}</li>
+        <li>{plural(plan.entitlements.cases, 'case')}</li>
         {plan.trialDays > 0 && <li>{plan.trialDays}-day free trial</li>}
       </ul>
-      {isOwner && (
+      {isOwner && ((plan.trialDays > 0 && !s) || (paid && !subscribedHere)) && (
         <div className="row">
           {plan.trialDays > 0 && !s && (
             <button type="button" onClick={() => startTrial({ organizationId: orgId, planId: plan.id })} disabled={trialState.fetching}>
