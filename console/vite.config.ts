@@ -44,6 +44,8 @@ export default defineConfig({
     modulePreload: { polyfill: false },
     reportCompressedSize: false,
     target: 'es2022',
+    // Two pages: the console, and the frame its consent editor previews the draft in (src/preview.ts).
+    rollupOptions: { input: { main: join(root, 'index.html'), preview: join(root, 'preview.html') } },
   },
   // Development (`npx vite console`): the service runs on :3000; /graphql and /api go to it.
   server: { proxy: { '/graphql': 'http://localhost:3000', '/api': 'http://localhost:3000', '/sdk': 'http://localhost:3000' } },

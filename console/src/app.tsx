@@ -147,7 +147,7 @@ function Frame({ me, orgId, notFound, navigate }: { me: ShellQuery['me']; orgId?
         Skip to content
       </a>
       <Header context={context} navigate={navigate} />
-      <div className="frame">
+      <div className={organization ? 'frame' : 'frame single'}>
         {organization && <Navigation context={context} />}
         <main id="main" tabIndex={-1}>
           <Suspense fallback={<Loading />}>{content}</Suspense>

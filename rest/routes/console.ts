@@ -40,6 +40,8 @@ const TYPES: Record<string, string> = {
 interface ConsoleFile {
   type: string;
   immutable: boolean;
+  /** preview.html, framed by the console's consent editor. */
+  frameable: boolean;
   /** The codings the build wrote (identity always; .br and .gz for text files). */
   bodies: Partial<Record<Encoding, { body: Buffer; etag: string }>>;
 }
@@ -60,7 +62,7 @@ function readConsole(): Map<string, ConsoleFile> {
     const bodies: ConsoleFile['bodies'] = { identity: { body: raw, etag: `"${tag}"` } };
     if (existsSync(`${path}.br`)) bodies.br = { body: readFileSync(`${path}.br`), etag: `"${tag}-br"` };
     if (existsSync(`${path}.gz`)) bodies.gzip = { body: readFileSync(`${path}.gz`), etag: `"${tag}-gz"` };
-    files.set(name, { type: TYPES[extname(name)] ?? 'application/octet-stream', immutable: name.startsWith('assets/'), bodies });
+    files.set(name, { type: TYPES[extname(name)] ?? 'application/octet-stream', immutable: name.startsWith('assets/'), frameable: name === 'preview.html', bodies });
   }
   return files;
 }
@@ -78,7 +80,11 @@ function answer(req: RestRequest, file: ConsoleFile): RestResponse {
   };
   if (encoding !== 'identity') headers['Content-Encoding'] = encoding;
   if (file.type.startsWith('text/html')) {
-    Object.assign(headers, htmlPageHeaders(CONSOLE_CSP), { 'Referrer-Policy': 'same-origin', 'Cross-Origin-Opener-Policy': 'same-origin' });
+    // The preview page is framed by the console itself (same origin); nothing else may frame either.
+    const framing = file.frameable
+      ? { 'Content-Security-Policy': `${CONSOLE_CSP}; frame-ancestors 'self'`, 'X-Frame-Options': 'SAMEORIGIN' }
+      : htmlPageHeaders(CONSOLE_CSP);
+    Object.assign(headers, framing, { 'Referrer-Policy': 'same-origin', 'Cross-Origin-Opener-Policy': 'same-origin' });
   }
   if (etagMatches(req.headers['if-none-match'], chosen.etag)) return { status: 304, headers };
   return { status: 200, body: chosen.body, headers };

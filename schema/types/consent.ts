@@ -1,7 +1,8 @@
 // GraphQL types, queries and mutations of the consent domain: the draft
 // (categories, purposes, notice), publishing and the published versions.
-import { storedConfig, type NoticeView } from '../../src/consent/config.js';
+import { buildConfig, consentHash, storedConfig, type NoticeView } from '../../src/consent/config.js';
 import { consentConfiguration } from '../../src/consent/configuration.js';
+import { draftPreview } from '../../src/consent/preview.js';
 import {
   createCategory,
   createPurpose,
@@ -105,6 +106,12 @@ export const ConsentConfiguration = builder
       hasUnpublishedChanges: t.exposeBoolean('hasUnpublishedChanges', {
         description: 'Publishing now would change the published config (before the first publish: the draft is not empty)',
       }),
+      draftConsentHash: t.string({
+        description:
+          'The consentHash the draft would publish with; when it differs from latestVersion.consentHash, visitors who ' +
+          'answered the latest version are asked again (the console shows it before publishing)',
+        resolve: (parent) => consentHash(buildConfig(parent.draft), parent.experience?.translations),
+      }),
     }),
   });
 
@@ -194,6 +201,16 @@ builder.queryFields((t) => ({
     authScopes: (_root, args) => viewer(args.projectId),
     resolve: (query, _root, args, ctx) =>
       ctx.prisma.consentVersion.findMany({ ...query, where: { projectId: String(args.projectId) }, orderBy: { number: 'desc' } }),
+  }),
+  consentPreview: t.field({
+    type: 'JSON',
+    description:
+      'What GET /api/sdk/v2/config would answer if the draft were published now, in `locale` (the default locale when ' +
+      'absent or not translated): the console renders it with the real SDK (Viewer or above). version.id is "draft"',
+    args: { projectId: t.arg.id({ required: true }), locale: t.arg.string() },
+    authScopes: (_root, args) => viewer(args.projectId),
+    resolve: async (_root, args, ctx) =>
+      draftPreview(String(args.projectId), await consentConfiguration(ctx.prisma, String(args.projectId)), args.locale ?? undefined, ctx.services.now()),
   }),
   consentExperience: t.field({
     type: 'JSON',

@@ -12,9 +12,10 @@ export default function NewOrganization(_props: ScreenProps) {
   const [, navigate] = useLocation();
   const [result, create] = useMutation(CreateOrganizationDocument);
   const [name, setName] = useState('');
+  const [planId, setPlanId] = useState('free');
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    const answer = await create({ input: { name, planId: null } });
+    const answer = await create({ input: { name, planId } });
     const organization = answer.data?.createOrganization.organization;
     if (organization) navigate(paths.organization(organization.id));
   };
@@ -26,6 +27,15 @@ export default function NewOrganization(_props: ScreenProps) {
         <label>
           Organization name
           <input name="name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} autoFocus />
+        </label>
+        <label>
+          Plan
+          <select value={planId} onChange={(e) => setPlanId(e.target.value)} aria-describedby="plan-hint">
+            <option value="free">Free</option>
+            <option value="starter">Starter (start a trial)</option>
+            <option value="growth">Growth (start a trial)</option>
+          </select>
+          <small id="plan-hint">You can change the plan later under Billing.</small>
         </label>
         <ErrorState title="Creating the organization failed" error={result.error} />
         <button type="submit" className="primary" disabled={result.fetching}>
