@@ -1,16 +1,16 @@
 // What the console-screens browser tests share: the service with an adjustable clock (receipts on past days
 // for the analytics), operators signed in through the console's own sign-in page, a screen opened and
 // settled, axe-core, and the screenshots at 1280 and 390 px in test-artifacts/console/.
-import { mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { PASSWORD, type Operator } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
-export const ARTIFACTS = 'test-artifacts/console';
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+import { ARTIFACTS } from './console-harness.js';
+
+export { ARTIFACTS, axeViolations } from './console-harness.js';
 
 /** The service's clock: real time unless a test moves it (receipts are dated by the server). */
 export const clock = { offsetMs: 0 };
@@ -77,16 +77,6 @@ export async function settle(page: Page, heading: string | RegExp): Promise<void
   await page.waitForFunction(() => !document.querySelector('.state.loading'));
 }
 
-/** axe-core's serious and critical violations (the script is evaluated, so the console's CSP stays on). */
-export async function axeViolations(page: Page): Promise<string[]> {
-  await page.evaluate(AXE);
-  const found = await page.evaluate(async () => {
-    const result = await (window as any).axe.run(document, { resultTypes: ['violations'] });
-    return result.violations.map((v: any) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n: any) => n.target.join(' ')).slice(0, 3) }));
-  });
-  return found.filter((v: { impact: string }) => v.impact === 'serious' || v.impact === 'critical').map((v: any) => `${v.id} (${v.impact}): ${v.nodes.join(', ')}`);
-}
-
 /**
  * Full-page screenshots at 1280 and 390 px wide (the viewport is put back to 1280 afterwards). At either width
  * the page must not scroll sideways: wide tables scroll inside their own box. Throws naming what sticks out.
@@ -117,5 +107,22 @@ export function sticksOut(page: Page): Promise<string[]> {
     return [...positioned, ...past]
       .slice(0, 5)
       .map((el) => `${el.tagName.toLowerCase()}${el.className ? `.${String(el.className).replace(/\s+/g, '.')}` : ''} "${(el.textContent ?? '').trim().slice(0, 30)}" (right ${Math.round(el.getBoundingClientRect().right)})`);
+  });
+}
+
+/** The enabled controls of the main area: buttons, fields, selects, summaries, by accessible name. */
+export async function enabledControls(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const main = document.querySelector('main') ?? document.body;
+    const name = (el: Element) =>
+      (el.getAttribute('aria-label') ||
+        (el as HTMLInputElement).labels?.[0]?.textContent ||
+        el.textContent ||
+        (el as HTMLInputElement).placeholder ||
+        '').replace(/\s+/g, ' ').trim();
+    return [...main.querySelectorAll('button, input, select, textarea')]
+      .filter((el) => !(el as HTMLButtonElement).disabled && !(el as HTMLInputElement).readOnly && !el.closest('dialog:not([open])'))
+      .filter((el) => (el as HTMLElement).offsetParent !== null || el.tagName === 'SELECT')
+      .map((el) => `${el.tagName.toLowerCase()}${(el as HTMLInputElement).type ? `[${(el as HTMLInputElement).type}]` : ''}: ${name(el)}`);
   });
 }
