@@ -114,14 +114,18 @@ export function sticksOut(page: Page): Promise<string[]> {
 export async function enabledControls(page: Page): Promise<string[]> {
   return page.evaluate(() => {
     const main = document.querySelector('main') ?? document.body;
+    // The label's own words, without the text of the control inside it (a select's options).
+    const labelText = (label: HTMLLabelElement) => {
+      const copy = label.cloneNode(true) as HTMLElement;
+      copy.querySelectorAll('select, textarea, small').forEach((child) => child.remove());
+      return copy.textContent ?? '';
+    };
     const name = (el: Element) =>
-      (el.getAttribute('aria-label') ||
-        (el as HTMLInputElement).labels?.[0]?.textContent ||
-        el.textContent ||
-        (el as HTMLInputElement).placeholder ||
-        '').replace(/\s+/g, ' ').trim();
+      (el.getAttribute('aria-label') || ((el as HTMLInputElement).labels?.[0] && labelText((el as HTMLInputElement).labels![0]!)) || el.textContent || (el as HTMLInputElement).placeholder || '')
+        .replace(/\s+/g, ' ')
+        .trim();
     return [...main.querySelectorAll('button, input, select, textarea')]
-      .filter((el) => !(el as HTMLButtonElement).disabled && !(el as HTMLInputElement).readOnly && !el.closest('dialog:not([open])'))
+      .filter((el) => !el.matches(':disabled') && !(el as HTMLInputElement).readOnly && !el.closest('dialog:not([open])'))
       .filter((el) => (el as HTMLElement).offsetParent !== null || el.tagName === 'SELECT')
       .map((el) => `${el.tagName.toLowerCase()}${(el as HTMLInputElement).type ? `[${(el as HTMLInputElement).type}]` : ''}: ${name(el)}`);
   });
