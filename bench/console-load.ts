@@ -55,17 +55,15 @@ try {
     });
     await page.goto(projectList);
     // Interactive: the project links are in the page and the app handles a click (React has hydrated them).
-    const ms = await page.evaluate(
-      () =>
-        new Promise<number>((resolve) => {
-          const check = () => {
-            const link = document.querySelector<HTMLAnchorElement>('ul[aria-label="Projects"] a');
-            if (link && link.offsetParent !== null) resolve(performance.now());
-            else requestAnimationFrame(check);
-          };
-          check();
-        }),
+    const handle = await page.waitForFunction(
+      () => {
+        const link = document.querySelector<HTMLAnchorElement>('ul[aria-label="Projects"] a');
+        return link && link.offsetParent !== null ? performance.now() : 0;
+      },
+      undefined,
+      { polling: 'raf' },
     );
+    const ms = (await handle.jsonValue()) as number;
     await context.close();
     return { ms, scripts };
   }

@@ -17,11 +17,15 @@ function precompressed(): Plugin {
       const path = join(dir, name);
       return statSync(path).isDirectory() ? files(path) : [path];
     });
+  let out = outDir;
   return {
     name: 'precompressed',
     apply: 'build',
+    configResolved(config) {
+      out = config.build.outDir;
+    },
     closeBundle() {
-      for (const path of files(outDir)) {
+      for (const path of files(out)) {
         if (!/\.(js|css|html|svg|json|txt)$/.test(path)) continue;
         // The levels of src/http/compression.ts precompress() (not imported: the config is bundled apart).
         const body = readFileSync(path);

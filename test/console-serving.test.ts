@@ -46,7 +46,7 @@ describe('the console at /console/', () => {
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
       expect(res.headers['cache-control']).toBe('no-cache');
-      expect(res.body).toEqual(builtIndex);
+      expect(res.body.equals(builtIndex), path).toBe(true);
       const csp = String(res.headers['content-security-policy']);
       expect(csp).toContain("default-src 'self'");
       expect(csp).toContain("script-src 'self'");
@@ -67,6 +67,15 @@ describe('the console at /console/', () => {
     expect(html).not.toMatch(/(?:src|href)="(?:https?:)?\/\//);
   });
 
+  it('the initial load (index.html’s scripts and modulepreloads) is within 250 KB of gzipped JS (issue 15; bench/console-load.ts)', () => {
+    const scripts = entryAssets.filter((a) => a.endsWith('.js'));
+    const gzipped = scripts.reduce((total, asset) => total + readFileSync(new URL(`../console/dist/${asset}.gz`, import.meta.url)).length, 0);
+    expect(gzipped).toBeLessThanOrEqual(250 * 1024);
+    // A production build: React's development build alone would be most of the budget.
+    const entry = readFileSync(new URL(`../console/dist/${scripts[0]}`, import.meta.url), 'utf8');
+    expect(entry).not.toContain('for a better development experience'); // React DevTools' hint, development builds only
+  });
+
   it('assets: brotli, gzip or the plain bytes by Accept-Encoding, Vary, an ETag per coding, immutable for a year', async () => {
     for (const asset of entryAssets) {
       const path = `/console/${asset}`;
@@ -81,7 +90,7 @@ describe('the console at /console/', () => {
         expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable');
         expect(res.headers['content-length']).toBe(String(res.body.length));
         expect(res.headers['content-type']).toMatch(asset.endsWith('.js') ? /^text\/javascript/ : /^text\/css/);
-        expect(decoded(res)).toEqual(built);
+        expect(decoded(res).equals(built), `${path} ${res.headers['content-encoding']}`).toBe(true); // toEqual walks 200 KB byte by byte
       }
       expect(br.body.length).toBeLessThan(gzip.body.length);
       expect(new Set([br.headers.etag, gzip.headers.etag, plain.headers.etag]).size).toBe(3);
@@ -94,7 +103,7 @@ describe('the console at /console/', () => {
   it('index.html is served compressed too, and revalidates with its ETag', async () => {
     const br = await raw('/console/', { 'accept-encoding': 'br' });
     expect(br.headers['content-encoding']).toBe('br');
-    expect(decoded(br)).toEqual(builtIndex);
+    expect(decoded(br).equals(builtIndex)).toBe(true);
     expect((await raw('/console/', { 'accept-encoding': 'br', 'if-none-match': String(br.headers.etag) })).status).toBe(304);
   });
 
@@ -102,7 +111,7 @@ describe('the console at /console/', () => {
     for (const path of ['/console/sign-in', '/console/orgs/o1/projects/p1/consent', '/console/orgs/o1/projects/p1/receipts/']) {
       const res = await raw(path);
       expect(res.status, path).toBe(200);
-      expect(res.body).toEqual(builtIndex);
+      expect(res.body.equals(builtIndex), path).toBe(true);
       expect(res.headers['cache-control']).toBe('no-cache');
       expect(String(res.headers['content-security-policy'])).toContain("frame-ancestors 'none'");
     }

@@ -24,7 +24,7 @@ beforeAll(async () => {
 afterAll(() => server?.close());
 
 const pointer = (...parts: string[]) => parts.map((p) => p.replaceAll('~', '~0').replaceAll('/', '~1')).join('/');
-const templateOf = (path: string) => path.replace(/:(\w+)/g, '{$1}');
+const templateOf = (path: string) => path.replace(/:(\w+)\*?/g, '{$1}'); // `:path*` (the rest of the path) is `{path}` too
 
 /** Asserts that a real response matches what the document promises for its route and status. */
 function expectDocumented(method: string, routePath: string, res: TestResponse) {

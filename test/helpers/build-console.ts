@@ -24,5 +24,10 @@ export function consoleIsFresh(): boolean {
 export default function setup(): void {
   if (consoleIsFresh()) return;
   console.log('console/dist is missing or older than console/src: building the console');
-  execFileSync(process.execPath, [join(root, 'node_modules/vite/bin/vite.js'), 'build', '--config', join(consoleDir, 'vite.config.ts'), '--logLevel', 'warn'], { stdio: 'inherit', cwd: root });
+  execFileSync(process.execPath, [join(root, 'node_modules/vite/bin/vite.js'), 'build', '--config', join(consoleDir, 'vite.config.ts'), '--logLevel', 'warn'], {
+    stdio: 'inherit',
+    cwd: root,
+    // vitest sets NODE_ENV=test, which would make Vite bundle React's development build.
+    env: { ...process.env, NODE_ENV: 'production' },
+  });
 }

@@ -3,7 +3,7 @@
 // one screen shows on every other without a refetch.
 import { cacheExchange } from '@urql/exchange-graphcache';
 import { Client, fetchExchange, mapExchange, type CombinedError } from 'urql';
-import { cacheConfig } from '../graphql/cache';
+import { cacheConfig } from './cache';
 
 /** Every console request (REST and /graphql) sends it; without it the cookie is ignored. */
 export const CONSOLE_HEADERS = { 'X-Consent-Console': '1' } as const;

@@ -1,5 +1,5 @@
 // What the screens' mutations change beyond the objects they return (graphcache `updates.Mutation`,
-// spread into graphql/cache.ts). Lists and objects without an id are invalidated: the queries that read
+// spread into lib/cache.ts). Lists and objects without an id are invalidated: the queries that read
 // them fetch again, so every screen shows the change without a manual refetch.
 import type { Cache, Data, UpdateResolver } from '@urql/exchange-graphcache';
 

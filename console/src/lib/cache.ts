@@ -2,8 +2,8 @@
 // below have none and live inside their parent. A mutation whose answer does not carry everything it
 // changed says here what to update or invalidate (keep entries per screen together, alphabetical).
 import type { Cache, CacheExchangeOpts } from '@urql/exchange-graphcache';
+import { ShellDocument, type CreateOrganizationMutation } from '../graphql/generated';
 import { screensEmbeddedTypes, screensMutationUpdates } from '../screens/parts/cache-updates';
-import { ShellDocument, type CreateOrganizationMutation } from './generated';
 
 const embedded = () => null;
 
