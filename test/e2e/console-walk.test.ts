@@ -136,5 +136,5 @@ describe('from sign-up to a first receipt', () => {
 
     expect(problems).toEqual([]);
     await context.close();
-  });
+  }, 300_000); // a long walk on a loaded machine
 });
