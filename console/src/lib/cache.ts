@@ -3,6 +3,7 @@
 // changed says here what to update or invalidate (keep entries per screen together, alphabetical).
 import type { Cache, CacheExchangeOpts } from '@urql/exchange-graphcache';
 import { ShellDocument, type CreateOrganizationMutation } from '../graphql/generated';
+import { screensEmbeddedTypes, screensMutationUpdates } from '../screens/parts/cache-updates';
 
 const embedded = () => null;
 
@@ -30,6 +31,8 @@ export const cacheConfig: CacheExchangeOpts = {
     OrganizationBilling: embedded,
     PageInfo: embedded,
     Success: embedded,
+    // console-screens' types (screens/parts/cache-updates.ts)
+    ...Object.fromEntries(screensEmbeddedTypes.map((type) => [type, embedded])),
   },
   updates: {
     Mutation: {
@@ -52,6 +55,7 @@ export const cacheConfig: CacheExchangeOpts = {
       replaceConsentDraft: (_result, args, cache) => invalidateConsent(cache, String(args.projectId), false),
       updateConsentExperience: (_result, args, cache) => invalidateConsent(cache, String(args.projectId), false),
       // --- console-screens: add yours below ---
+      ...screensMutationUpdates,
     },
   },
 };

@@ -1,12 +1,213 @@
-// Placeholder from the scaffold (console-core): console-screens owns and fills this screen.
-import { Empty } from '../components/states';
+// Consent receipts of a project (console-screens): filters (UTC days, installation), forward paging by
+// cursor, and the CSV/NDJSON export through the REST route (parts/download.ts explains why a fetch).
+import { useState, type FormEvent } from 'react';
+import { useQuery } from 'urql';
+import { Empty, ErrorState, QueryState } from '../components/states';
+import { ReceiptsPageDocument, type ReceiptsPageQuery } from '../graphql/generated';
+import { useProjectContext } from '../lib/context';
 import type { ScreenProps } from '../lib/screen';
+import { downloadFile, query } from './parts/download';
+import { dayAfterStart, dayStart, formatDateTime } from './parts/format';
+import { PagerControls, usePager } from './parts/pager';
+import './parts/screens.css';
 
-export default function Screen(_props: ScreenProps) {
+type Receipt = ReceiptsPageQuery['receipts']['receipts'][number];
+
+interface Filters {
+  /** UTC days, YYYY-MM-DD, both inclusive in the form */
+  from: string;
+  to: string;
+  installationId: string;
+}
+const NO_FILTERS: Filters = { from: '', to: '', installationId: '' };
+
+/** The API's range: `from` inclusive, `to` exclusive, as timestamps. */
+const apiRange = (f: Filters) => ({ from: f.from ? dayStart(f.from) : undefined, to: f.to ? dayAfterStart(f.to) : undefined });
+
+export default function Receipts({ params }: ScreenProps) {
+  const projectId = params.projectId!;
+  const { project } = useProjectContext();
+  const [filters, setFilters] = useState<Filters>(NO_FILTERS);
+  const pager = usePager();
+  const [result, refetch] = useQuery({
+    query: ReceiptsPageDocument,
+    variables: { projectId, cursor: pager.cursor, ...apiRange(filters), installationId: filters.installationId || undefined },
+    requestPolicy: 'cache-and-network',
+  });
+  const apply = (next: Filters) => {
+    setFilters(next);
+    pager.reset();
+  };
+  const filtered = filters.from || filters.to || filters.installationId;
+
   return (
-    <section aria-labelledby="screen-title">
-      <h1 id="screen-title">Receipts</h1>
-      <Empty title="This screen is being built." />
+    <section aria-labelledby="screen-title" className="screen">
+      <div className="title-row">
+        <h1 id="screen-title">Receipts</h1>
+        <button type="button" onClick={() => refetch({ requestPolicy: 'network-only' })} disabled={result.fetching}>
+          {result.fetching ? 'Refreshing…' : 'Refresh'}
+        </button>
+      </div>
+      <p className="lead">Every consent decision your sites recorded, newest first. Receipts hold no IP address, e-mail or fingerprint.</p>
+      <FilterForm value={filters} onApply={apply} />
+      <Export projectId={projectId} projectSlug={project?.slug ?? 'project'} filters={filters} />
+      <QueryState
+        result={result}
+        retry={() => refetch({ requestPolicy: 'network-only' })}
+        isEmpty={(data) => !data.receipts.receipts.length && pager.page === 1}
+        empty={
+          <Empty title={filtered ? 'No receipt matches these filters.' : 'No receipt yet.'}>
+            <p>
+              {filtered
+                ? 'Widen the dates or clear the installation.'
+                : 'Receipts appear here when visitors answer the banner on a site that uses one of this project’s keys.'}
+            </p>
+          </Empty>
+        }
+      >
+        {(data) => (
+          <>
+            <ReceiptsTable receipts={data.receipts.receipts} />
+            <PagerControls pager={pager} nextCursor={data.receipts.nextCursor} label="Receipts" />
+          </>
+        )}
+      </QueryState>
     </section>
+  );
+}
+
+function FilterForm({ value, onApply }: { value: Filters; onApply(filters: Filters): void }) {
+  const [form, setForm] = useState(value);
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    onApply({ ...form, installationId: form.installationId.trim() });
+  };
+  const set = (field: keyof Filters) => (e: { target: { value: string } }) => setForm({ ...form, [field]: e.target.value });
+  const invalidRange = !!form.from && !!form.to && form.from > form.to;
+  return (
+    <form className="filters" onSubmit={submit} aria-label="Filter receipts">
+      <label>
+        From (UTC day)
+        <input type="date" value={form.from} onChange={set('from')} />
+      </label>
+      <label>
+        To (UTC day, included)
+        <input type="date" value={form.to} onChange={set('to')} aria-invalid={invalidRange || undefined} />
+      </label>
+      <label>
+        Installation
+        <input value={form.installationId} onChange={set('installationId')} placeholder="installation id" spellCheck={false} />
+      </label>
+      <div className="row">
+        <button type="submit" className="primary" disabled={invalidRange}>
+          Apply
+        </button>
+        <button type="button" onClick={() => (setForm(NO_FILTERS), onApply(NO_FILTERS))}>
+          Clear
+        </button>
+      </div>
+      {invalidRange && (
+        <p className="field-error" role="alert">
+          “From” is after “To”.
+        </p>
+      )}
+    </form>
+  );
+}
+
+function Export({ projectId, projectSlug, filters }: { projectId: string; projectSlug: string; filters: Filters }) {
+  const [format, setFormat] = useState<'csv' | 'ndjson'>('csv');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [status, setStatus] = useState('');
+  const run = async () => {
+    setBusy(true);
+    setError(null);
+    setStatus('');
+    try {
+      const path = `/api/platform/projects/${projectId}/receipts/export${query({ format, ...apiRange(filters) })}`;
+      const name = await downloadFile(path, `receipts-${projectSlug}.${format}`);
+      setStatus(`Downloaded ${name}.`);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div className="export">
+      <div className="row">
+        <label className="inline-label">
+          Export format
+          <select value={format} onChange={(e) => setFormat(e.target.value as 'csv' | 'ndjson')}>
+            <option value="csv">CSV</option>
+            <option value="ndjson">NDJSON</option>
+          </select>
+        </label>
+        <button type="button" onClick={run} disabled={busy}>
+          {busy ? 'Preparing…' : 'Download export'}
+        </button>
+        <span role="status">{status}</span>
+      </div>
+      <small>
+        The export holds every receipt of the chosen days, oldest first
+        {filters.installationId ? ' (the installation filter applies to the table only)' : ''}.
+      </small>
+      <ErrorState title="The export failed" error={error} />
+    </div>
+  );
+}
+
+function Choices({ choices }: { choices: Record<string, boolean> }) {
+  const entries = Object.entries(choices);
+  return (
+    <ul className="choices">
+      {entries.map(([key, granted]) => (
+        <li key={key} className={granted ? 'granted' : 'denied'}>
+          <span aria-hidden="true">{granted ? '✓' : '✕'}</span> {key}
+          <span className="visually-hidden">{granted ? ' granted' : ' denied'}</span>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function ReceiptsTable({ receipts }: { receipts: Receipt[] }) {
+  return (
+    <div className="table-scroll">
+      <table>
+        <caption className="visually-hidden">Receipts, newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">Recorded</th>
+            <th scope="col">Version</th>
+            <th scope="col">Choices</th>
+            <th scope="col">Installation</th>
+            <th scope="col">Details</th>
+          </tr>
+        </thead>
+        <tbody>
+          {receipts.map((r) => (
+            <tr key={r.id}>
+              <td className="nowrap">{formatDateTime(r.createdAt)}</td>
+              <td>v{r.versionNumber}</td>
+              <td>
+                <Choices choices={r.choices as Record<string, boolean>} />
+              </td>
+              <td>
+                <code className="ellipsis" title={r.installationId}>
+                  {r.installationId}
+                </code>
+              </td>
+              <td>
+                <small>
+                  {[r.locale && `Language ${r.locale}`, r.gpc && 'GPC signal', r.sdkVersion && `SDK ${r.sdkVersion}`].filter(Boolean).join(' · ') || '—'}
+                </small>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }

@@ -1,0 +1,32 @@
+// The audit log's action names, for the filter (docs/audit.md). A copy of AUDIT_ACTIONS in
+// src/audit/record.ts (the server module cannot be bundled: it imports Node); test/console-screens.test.ts
+// fails when the two differ.
+export const AUDIT_ACTIONS = [
+  'organization.created',
+  'project.created',
+  'project.updated',
+  'consent.category_created',
+  'consent.category_updated',
+  'consent.category_deleted',
+  'consent.purpose_created',
+  'consent.purpose_updated',
+  'consent.purpose_deleted',
+  'consent.notice_updated',
+  'consent.draft_replaced',
+  'consent.experience_updated',
+  'consent.published',
+  'api_key.created',
+  'api_key.revoked',
+  'allowed_origins.updated',
+  'webhook.created',
+  'webhook.updated',
+  'webhook.secret_rotated',
+  'webhook.tested',
+  'member.added',
+  'member.role_changed',
+  'member.removed',
+  'billing.trial_started',
+  'billing.checkout_started',
+  'billing.subscription_canceled',
+  'account.password_changed',
+] as const;

@@ -1,0 +1,73 @@
+// What the screens' mutations change beyond the objects they return (graphcache `updates.Mutation`,
+// spread into lib/cache.ts). Lists and objects without an id are invalidated: the queries that read
+// them fetch again, so every screen shows the change without a manual refetch.
+import type { Cache, Data, UpdateResolver } from '@urql/exchange-graphcache';
+
+/** Drops every cached variant (all arguments) of a field. */
+export function invalidateField(cache: Cache, entity: Data | string, fieldName: string): void {
+  for (const field of cache.inspectFields(entity)) {
+    if (field.fieldName === fieldName) cache.invalidate(entity, field.fieldName, field.arguments ?? undefined);
+  }
+}
+
+const project = (args: Record<string, unknown>) => ({ __typename: 'Project', id: String(args.projectId) });
+const organization = (args: Record<string, unknown>) => ({ __typename: 'Organization', id: String(args.organizationId) });
+
+export const screensMutationUpdates: Record<string, UpdateResolver> = {
+  // keys
+  createApiKey: (_r, args, cache) => invalidateField(cache, project(args), 'apiKeys'),
+  // origins
+  updateAllowedOrigins: (_r, args, cache) => cache.invalidate(project(args), 'allowedOrigins'),
+  // webhook: it has no id, so the project's link to it is refreshed (deliveries included)
+  putWebhook: (_r, args, cache) => cache.invalidate(project(args), 'webhook'),
+  rotateWebhookSecret: (_r, args, cache) => cache.invalidate(project(args), 'webhook'),
+  testWebhook: (_r, args, cache) => cache.invalidate(project(args), 'webhook'),
+  // notifications: the list and the layout's unread badge
+  markNotificationRead: (_r, _args, cache) => invalidateField(cache, 'Query', 'notifications'),
+  markAllNotificationsRead: (_r, _args, cache) => invalidateField(cache, 'Query', 'notifications'),
+  // billing
+  startTrial: (_r, args, cache) => cache.invalidate(organization(args), 'billing'),
+  cancelSubscription: (_r, args, cache) => cache.invalidate(organization(args), 'billing'),
+  // members: the list, and the shell's role (an Owner may have changed their own)
+  addMember: (_r, args, cache) => cache.invalidate(organization(args), 'members'),
+  changeMemberRole: (_r, args, cache) => {
+    cache.invalidate(organization(args), 'members');
+    cache.invalidate('Query', 'me');
+  },
+  removeMember: (_r, args, cache) => {
+    cache.invalidate(organization(args), 'members');
+    cache.invalidate('Query', 'me');
+  },
+};
+
+/** The screens' types without an `id`: they live inside their parent in the cache. */
+export const screensEmbeddedTypes = [
+  'AuditActor',
+  'AuditLogPage',
+  'BillingSubscription',
+  'Checkout',
+  'ConsentStatsCounts',
+  'CreateApiKeyPayload',
+  'EvidenceHashes',
+  'MarkAllNotificationsReadPayload',
+  'MarkNotificationReadPayload',
+  'MemberPayload',
+  'NotificationPage',
+  'OrganizationAuditLogConnection',
+  'OrganizationAuditLogConnectionEdge',
+  'PlanPrices',
+  'ProjectApiKeysConnection',
+  'ProjectApiKeysConnectionEdge',
+  'ProjectVersionsConnection',
+  'ProjectVersionsConnectionEdge',
+  'PublishEvidencePackage',
+  'PublishEvidenceSummary',
+  'ReceiptPage',
+  'RevokeApiKeyPayload',
+  'Webhook',
+  'WebhookDeliveriesConnection',
+  'WebhookDeliveriesConnectionEdge',
+  'WebhookTestDelivery',
+  'WebhookTestPayload',
+  'WebhookWithSecret',
+] as const;

@@ -1,0 +1,132 @@
+// What the console-screens browser tests share: the service with an adjustable clock (receipts on past days
+// for the analytics), operators signed in through the console's own sign-in page, a screen opened and
+// settled, axe-core, and the screenshots at 1280 and 390 px in test-artifacts/console/.
+import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { PASSWORD, type Operator } from '../helpers/fixtures.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+import { ARTIFACTS } from './console-harness.js';
+
+export { ARTIFACTS, axeViolations } from './console-harness.js';
+
+/** The service's clock: real time unless a test moves it (receipts are dated by the server). */
+export const clock = { offsetMs: 0 };
+
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((done) => probe.close(done));
+  return port;
+}
+
+/** The service on http://localhost:<port> (the console's origin), with `clock`. */
+export async function startConsoleService(): Promise<{ server: TestServer; serviceUrl: string }> {
+  const port = await freePort();
+  const serviceUrl = `http://localhost:${port}`;
+  const server = await startTestServer({ port, publicBaseUrl: serviceUrl }, { now: () => new Date(Date.now() + clock.offsetMs) });
+  mkdirSync(ARTIFACTS, { recursive: true });
+  return { server, serviceUrl };
+}
+
+export interface ConsolePage {
+  context: BrowserContext;
+  page: Page;
+  /** Page errors and console errors (a CSP refusal shows here). */
+  errors: string[];
+  /** Every 403 answer and every GraphQL `forbidden` error the page met. */
+  forbidden: string[];
+  close(): Promise<void>;
+}
+
+/** A fresh browser context signed in as `who` through /console/sign-in. */
+export async function signedIn(browser: Browser, serviceUrl: string, who: Pick<Operator, 'email'>, viewport = { width: 1280, height: 800 }): Promise<ConsolePage> {
+  const context = await browser.newContext({ viewport, acceptDownloads: true });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: serviceUrl });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  const forbidden: string[] = [];
+  page.on('pageerror', (err) => errors.push(String(err)));
+  page.on('console', (msg) => msg.type() === 'error' && !/Failed to load resource/.test(msg.text()) && errors.push(msg.text()));
+  page.on('response', async (response) => {
+    if (response.status() === 403) forbidden.push(`${response.request().method()} ${response.url()}`);
+    if (response.url().endsWith('/graphql')) {
+      const body = await response.json().catch(() => null);
+      for (const e of body?.errors ?? []) if (e.extensions?.code === 'forbidden') forbidden.push(`graphql ${e.path?.join('.')}: ${e.message}`);
+    }
+  });
+  await page.goto(`${serviceUrl}/console/sign-in`);
+  await page.getByLabel('E-mail').fill(who.email);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL((url) => !url.pathname.endsWith('/sign-in'));
+  return { context, page, errors, forbidden, close: () => context.close() };
+}
+
+/** Opens a console address and waits until the screen has its heading and nothing is loading. */
+export async function openScreen(page: Page, serviceUrl: string, path: string, heading: string | RegExp): Promise<void> {
+  await page.goto(`${serviceUrl}/console${path}`);
+  await settle(page, heading);
+}
+
+export async function settle(page: Page, heading: string | RegExp): Promise<void> {
+  await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+  await page.waitForFunction(() => !document.querySelector('.state.loading'));
+}
+
+/**
+ * Full-page screenshots at 1280 and 390 px wide (the viewport is put back to 1280 afterwards). At either width
+ * the page must not scroll sideways: wide tables scroll inside their own box. Throws naming what sticks out.
+ */
+export async function screenshots(page: Page, name: string): Promise<void> {
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: width > 400 ? 800 : 844 });
+    // uPlot resizes on the next frame after the container changes.
+    await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+    await page.screenshot({ path: `${ARTIFACTS}/${name}-${width}.png`, fullPage: true });
+    const overflow = await sticksOut(page);
+    if (overflow.length) throw new Error(`${name} at ${width} px scrolls sideways: ${overflow.join('; ')}`);
+  }
+  await page.setViewportSize({ width: 1280, height: 800 });
+}
+
+/**
+ * Why the page scrolls sideways, if it does: the elements reaching past the viewport's right edge, those
+ * positioned out of their scrolling box first (an absolutely positioned child escapes a box that is not
+ * positioned itself, and widens the page).
+ */
+export function sticksOut(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    if (document.documentElement.scrollWidth <= width) return [];
+    const past = [...document.querySelectorAll('body *')].filter((el) => el.getBoundingClientRect().right > width + 1);
+    const positioned = past.filter((el) => getComputedStyle(el).position === 'absolute' || getComputedStyle(el).position === 'fixed');
+    return [...positioned, ...past]
+      .slice(0, 5)
+      .map((el) => `${el.tagName.toLowerCase()}${el.className ? `.${String(el.className).replace(/\s+/g, '.')}` : ''} "${(el.textContent ?? '').trim().slice(0, 30)}" (right ${Math.round(el.getBoundingClientRect().right)})`);
+  });
+}
+
+/** The enabled controls of the main area: buttons, fields, selects, summaries, by accessible name. */
+export async function enabledControls(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const main = document.querySelector('main') ?? document.body;
+    // The label's own words, without the text of the control inside it (a select's options).
+    const labelText = (label: HTMLLabelElement) => {
+      const copy = label.cloneNode(true) as HTMLElement;
+      copy.querySelectorAll('select, textarea, small').forEach((child) => child.remove());
+      return copy.textContent ?? '';
+    };
+    const name = (el: Element) =>
+      (el.getAttribute('aria-label') || ((el as HTMLInputElement).labels?.[0] && labelText((el as HTMLInputElement).labels![0]!)) || el.textContent || (el as HTMLInputElement).placeholder || '')
+        .replace(/\s+/g, ' ')
+        .trim();
+    return [...main.querySelectorAll('button, input, select, textarea')]
+      .filter((el) => !el.matches(':disabled') && !(el as HTMLInputElement).readOnly && !el.closest('dialog:not([open])'))
+      .filter((el) => (el as HTMLElement).offsetParent !== null || el.tagName === 'SELECT')
+      .map((el) => `${el.tagName.toLowerCase()}${(el as HTMLInputElement).type ? `[${(el as HTMLInputElement).type}]` : ''}: ${name(el)}`);
+  });
+}

@@ -1,0 +1,579 @@
+// console-screens' screens of the operator console in headless Chromium against the real service: versions,
+// keys, origins, webhook, receipts, analytics, notifications, billing, members, audit. Data is made through the
+// operator and SDK APIs (receipts on past days by moving the service's clock); every action then goes through
+// the console. Each screen: its content, an axe-core scan (no serious or critical violation) and screenshots at
+// 1280 and 390 px in test-artifacts/console/. A Viewer meets no enabled control it may not use.
+import { readFileSync } from 'node:fs';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AUDIT_ACTIONS } from '../../src/audit/record.js';
+import { AUDIT_ACTIONS as CONSOLE_AUDIT_ACTIONS } from '../../console/src/screens/audit/actions.js';
+import { putDraft, publish, type Version } from '../helpers/consent.js';
+import { operator, organization, project as createProject, team, type Operator } from '../helpers/fixtures.js';
+import type { TestServer } from '../helpers/server.js';
+import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
+import { launchChromium } from './harness.js';
+import {
+  axeViolations,
+  clock,
+  enabledControls,
+  openScreen,
+  screenshots,
+  settle,
+  signedIn,
+  startConsoleService,
+  type ConsolePage,
+} from './console-screens-helpers.js';
+
+const DAY = 86_400_000;
+
+let browser: Browser;
+let server: TestServer;
+let serviceUrl: string;
+let receiver: Receiver;
+let t: Awaited<ReturnType<typeof team>>;
+let versions: Version[];
+let key: string;
+let empty: { id: string; organizationId: string };
+let receiptCount = 0;
+
+const api = (who: Operator, method: string, path: string, body?: unknown) => server.request(method, path, { token: who.token, body });
+const projectApi = (rest: string) => `/api/platform/projects/${t.project.id}${rest}`;
+const projectPath = (screen: string, projectId = t.project.id, orgId = t.org.id) => `/orgs/${orgId}/projects/${projectId}/${screen}`;
+const emptyPath = (screen: string) => projectPath(screen, empty.id, empty.organizationId);
+const orgPath = (screen: string) => `/orgs/${t.org.id}/${screen}`;
+
+async function receipt(choices: Record<string, boolean>, extra: Record<string, unknown> = {}) {
+  const v = versions.at(-1)!;
+  const res = await server.request('POST', '/api/sdk/v1/consent', {
+    token: key,
+    body: { versionId: v.id, consentHash: v.consentHash, choices, installationId: `inst-${String(receiptCount++).padStart(4, '0')}-abcdef`, sdkVersion: '2.0.0', ...extra },
+  });
+  expect(res.status, res.text).toBe(201);
+}
+
+beforeAll(async () => {
+  browser = await launchChromium();
+  ({ server, serviceUrl } = await startConsoleService());
+  receiver = await startReceiver();
+  t = await team(server);
+  await putDraft(server, t.owner, t.project.id);
+  const first = await publish(server, t.owner, t.project.id);
+  await putDraft(server, t.owner, t.project.id, { notice: { title: 'Your privacy, your choice', description: 'We ask before measuring visits or showing ads.' } });
+  versions = [first, await publish(server, t.owner, t.project.id)];
+  key = (await api(t.owner, 'POST', projectApi('/api-keys'), { name: 'Storefront' })).body.secret;
+  const old = await api(t.owner, 'POST', projectApi('/api-keys'), { name: 'Old theme' });
+  await api(t.owner, 'DELETE', projectApi(`/api-keys/${old.body.apiKey.id}`));
+  await api(t.admin, 'PUT', projectApi('/allowed-origins'), { origins: ['https://shop.example', 'https://*.shop.example'] });
+  expect((await api(t.admin, 'PUT', projectApi('/webhook'), { url: receiver.url, enabled: true })).status).toBe(200);
+  // Two weeks of answers, a few a day, more accepting as time goes on; some browsers send GPC.
+  for (let day = 13; day >= 1; day--) {
+    clock.offsetMs = -day * DAY;
+    for (let i = 0; i < 3 + (day % 4); i++) {
+      const accept = (i + day) % 3 !== 0;
+      await receipt({ necessary: true, analytics: accept, ads: accept && i % 2 === 0 }, { gpc: i === 0 && day % 2 === 0, locale: i % 2 ? 'de' : 'en' });
+    }
+  }
+  clock.offsetMs = 0;
+  // Today: more than a page (50) of receipts.
+  for (let i = 0; i < 55; i++) await receipt({ necessary: true, analytics: i % 3 !== 0, ads: i % 5 === 0 }, { gpc: i % 7 === 0 });
+  // The free plan has room for one project: the empty one is in a second organization.
+  empty = await createProject(server, t.owner, (await organization(server, t.owner, { name: 'Acme Labs' })).id, 'Blog');
+  // Deliveries of the receipts above reach the receiver; wait for a few so the table has rows.
+  await receiver.until((received) => received.length >= 3, 30_000);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await receiver?.close();
+  await server?.close();
+});
+
+/** Every screen of console-screens, with its address and heading. */
+const SCREENS = () => [
+  { name: 'versions', path: projectPath('versions'), heading: 'Versions' },
+  { name: 'keys', path: projectPath('keys'), heading: 'API keys' },
+  { name: 'origins', path: projectPath('origins'), heading: 'Allowed origins' },
+  { name: 'webhook', path: projectPath('webhook'), heading: 'Webhook' },
+  { name: 'receipts', path: projectPath('receipts'), heading: 'Receipts' },
+  { name: 'analytics', path: projectPath('analytics'), heading: 'Analytics' },
+  { name: 'notifications', path: '/notifications', heading: 'Notifications' },
+  { name: 'billing', path: orgPath('billing'), heading: 'Billing' },
+  { name: 'members', path: orgPath('members'), heading: 'Members' },
+  { name: 'audit', path: orgPath('audit'), heading: 'Audit log' },
+];
+
+/** The select of a label starting with `text` (a label's text also holds its options, so getByLabel is ambiguous). */
+const select = (page: ConsolePage['page'], text: string) => page.locator('label').filter({ hasText: new RegExp(`^${text}`) }).locator('select');
+
+async function check(session: ConsolePage, name: string) {
+  expect(await axeViolations(session.page), `${name}: axe`).toEqual([]);
+  await screenshots(session.page, name);
+}
+
+describe('every screen as the Owner', () => {
+  it('shows its content, passes axe-core and is photographed at 1280 and 390 px', async () => {
+    const owner = await signedIn(browser, serviceUrl, t.owner);
+    const { page } = owner;
+    for (const screen of SCREENS()) {
+      await openScreen(page, serviceUrl, screen.path, screen.heading);
+      if (screen.name === 'analytics') await page.locator('.chart canvas').first().waitFor();
+      if (screen.name === 'webhook') await page.getByRole('cell', { name: 'consent.updated' }).first().waitFor();
+      await check(owner, screen.name);
+    }
+    expect(owner.errors).toEqual([]);
+    expect(owner.forbidden).toEqual([]);
+    await owner.close();
+  });
+
+  it('empty states: a project with nothing published, no key, no webhook, no receipt', async () => {
+    const owner = await signedIn(browser, serviceUrl, t.owner);
+    const { page } = owner;
+    const cases = [
+      ['versions', 'Versions', 'Nothing published yet.'],
+      ['keys', 'API keys', 'No key yet.'],
+      ['origins', 'Allowed origins', 'No origin listed yet.'],
+      ['webhook', 'Webhook', 'Set up the webhook'],
+      ['receipts', 'Receipts', 'No receipt yet.'],
+      ['analytics', 'Analytics', 'No receipt in this range.'],
+    ] as const;
+    for (const [screen, heading, text] of cases) {
+      await openScreen(page, serviceUrl, emptyPath(screen), heading);
+      await page.getByText(text).first().waitFor();
+      expect(await axeViolations(page), `${screen} (empty): axe`).toEqual([]);
+      if (screen === 'receipts' || screen === 'analytics') await screenshots(page, `${screen}-empty`);
+    }
+    expect(owner.errors).toEqual([]);
+    await owner.close();
+  });
+
+  it('error states: an API error is shown in words with a retry', async () => {
+    const owner = await signedIn(browser, serviceUrl, t.owner);
+    const { page } = owner;
+    // The receipts query fails on the way (the service is fine): the screen says so and offers a retry.
+    await page.route('**/graphql', async (route) => {
+      const body = route.request().postData() ?? '';
+      if (body.includes('ReceiptsPage')) return route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ error: 'Service unavailable', code: 'service_unavailable' }) });
+      return route.continue();
+    });
+    await page.goto(`${serviceUrl}/console${projectPath('receipts')}`);
+    const alert = page.getByRole('alert');
+    await alert.getByText('The service answered 503. Try again in a moment.').waitFor();
+    await page.unroute('**/graphql');
+    await alert.getByRole('button', { name: 'Try again' }).click();
+    await page.getByRole('table').waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    // A filter the API refuses: its message, in words.
+    await page.getByLabel('Installation').fill('x'.repeat(300));
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await expect.poll(async () => (await page.getByRole('alert').allTextContents()).join(' ')).toMatch(/installationId|Installation|at most|characters|valid/i);
+    await owner.close();
+  });
+});
+
+describe('versions', () => {
+  it('lists versions newest first with their publisher and downloads the evidence as json, html and csv', async () => {
+    const owner = await signedIn(browser, serviceUrl, t.owner);
+    const { page } = owner;
+    await openScreen(page, serviceUrl, projectPath('versions'), 'Versions');
+    const headings = await page.getByRole('heading', { level: 2 }).allTextContents();
+    expect(headings).toEqual(['Version 2', 'Version 1']);
+    await page.getByText(versions[1]!.consentHash).waitFor();
+    await page.getByText(`(${t.owner.email})`).first().waitFor();
+    for (const format of ['json', 'html', 'csv']) {
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        page.getByRole('button', { name: `${format.toUpperCase()} evidence of version 2` }).click(),
+      ]);
+      expect(download.suggestedFilename()).toBe(`consent-evidence-${t.project.slug}-v2.${format}`);
+      const text = readFileSync((await download.path())!, 'utf8');
+      if (format === 'json') expect(JSON.parse(text).evidence.version.number).toBe(2);
+      if (format === 'html') expect(text).toMatch(/^<!doctype html>/i);
+      if (format === 'csv') expect(text).toContain(versions[1]!.consentHash);
+    }
+    // The package's facts load when opened.
+    await page.getByText('Receipts and package hash').first().click();
+    await page.getByText('Receipts recorded').waitFor();
+    expect(owner.errors).toEqual([]);
+    await owner.close();
+  });
+});
+
+describe('keys', () => {
+  it('the Owner creates a key, sees the secret once with a copy button, and revokes a key after confirming', async () => {
+    const owner = await signedIn(browser, serviceUrl, t.owner);
+    const { page } = owner;
+    await openScreen(page, serviceUrl, projectPath('keys'), 'API keys');
+    await page.getByLabel(/^Name/).fill('Checkout page');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const secretField = page.getByRole('textbox', { name: 'Key “Checkout page”' });
+    await secretField.waitFor();
+    const secret = await secretField.inputValue();
+    expect(secret).toMatch(/^pk_live_[A-Za-z0-9]{32}$/);
+    await page.getByRole('button', { name: 'Copy' }).click();
+    await page.getByText('Copied to the clipboard.').waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    expect(await page.getByText(secret).count()).toBe(0);
+    // The list shows it by prefix only; the key works on the SDK API.
+    await page.getByRole('cell', { name: 'Checkout page', exact: true }).waitFor();
+    expect((await server.request('GET', '/api/sdk/v1/config', { token: secret })).status).toBe(200);
+
+    await page.getByRole('button', { name: 'Revoke Checkout page' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Revoke “Checkout page”?' });
+    await dialog.waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    expect((await server.request('GET', '/api/sdk/v1/config', { token: secret })).status).toBe(200);
+    await page.getByRole('button', { name: 'Revoke Checkout page' }).click();
+    await dialog.getByRole('button', { name: 'Revoke key' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await page.getByRole('row', { name: /Checkout page/ }).getByText(/^Revoked/).waitFor();
+    expect((await server.request('GET', '/api/sdk/v1/config', { token: secret })).status).toBe(403);
+    expect(owner.errors).toEqual([]);
+    await owner.close();
+  });
+
+  it('an Admin sees the keys without create or revoke', async () => {
+    const admin = await signedIn(browser, serviceUrl, t.admin);
+    await openScreen(admin.page, serviceUrl, projectPath('keys'), 'API keys');
+    await admin.page.getByRole('cell', { name: 'Storefront' }).waitFor();
+    expect(await admin.page.getByRole('button', { name: /Create key|Revoke/ }).count()).toBe(0);
+    await admin.page.getByText('Only Owners create and revoke keys.').waitFor();
+    await admin.close();
+  });
+});
+
+describe('origins', () => {
+  it('an Admin adds and removes origins, refuses a path, and saves with the switch', async () => {
+    const admin = await signedIn(browser, serviceUrl, t.admin);
+    const { page } = admin;
+    await openScreen(page, serviceUrl, projectPath('origins'), 'Allowed origins');
+    await page.getByLabel('Origin', { exact: true }).fill('ftp://nope');
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    await page.getByRole('alert').getByText(/Enter an origin such as/).waitFor();
+    await page.getByLabel('Origin', { exact: true }).fill('https://blog.example/some/page');
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    await page.getByText('https://blog.example', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Remove https://*.shop.example' }).click();
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('status').getByText('Saved.').waitFor();
+    expect((await api(t.viewer, 'GET', projectApi('/allowed-origins'))).body).toEqual({ enforce: true, origins: ['https://shop.example', 'https://blog.example'] });
+    // Back as they were for the other tests.
+    await api(t.admin, 'PUT', projectApi('/allowed-origins'), { origins: ['https://shop.example', 'https://*.shop.example'] });
+    expect(admin.errors).toEqual([]);
+    await admin.close();
+  });
+});
+
+describe('webhook', () => {
+  it('an Admin sends a test and sees the result; only the Owner rotates the secret, shown once', async () => {
+    const admin = await signedIn(browser, serviceUrl, t.admin);
+    await openScreen(admin.page, serviceUrl, projectPath('webhook'), 'Webhook');
+    await admin.page.getByRole('button', { name: 'Send test event' }).click();
+    await admin.page.getByText(/Delivered: your endpoint answered HTTP 200 in \d+ ms\./).waitFor();
+    await admin.page.getByRole('cell', { name: 'webhook.test' }).first().waitFor();
+    expect(await admin.page.getByRole('button', { name: 'Rotate signing secret' }).count()).toBe(0);
+    await admin.page.getByText('Only Owners rotate the signing secret.').waitFor();
+    // A failing endpoint: the result says what it answered.
+    receiver.behave(() => 500);
+    await admin.page.getByRole('button', { name: 'Send test event' }).click();
+    await admin.page.getByText(/Not delivered: your endpoint answered HTTP 500/).waitFor();
+    receiver.behave(() => 200);
+    await screenshots(admin.page, 'webhook-test-failed');
+    await admin.close();
+
+    const owner = await signedIn(browser, serviceUrl, t.owner);
+    const { page } = owner;
+    await openScreen(page, serviceUrl, projectPath('webhook'), 'Webhook');
+    const before = (await api(t.owner, 'GET', projectApi('/webhook'))).body.webhook.secretPrefix;
+    await page.getByRole('button', { name: 'Rotate signing secret' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Rotate secret' }).click();
+    const secret = await page.getByRole('textbox', { name: 'Signing secret' }).inputValue();
+    expect(secret).toMatch(/^whsec_/);
+    const after = (await api(t.owner, 'GET', projectApi('/webhook'))).body.webhook.secretPrefix;
+    expect(after).not.toBe(before);
+    expect(secret.startsWith(after)).toBe(true);
+    await page.getByText(`${after}…`).waitFor();
+    expect(owner.errors).toEqual([]);
+    await owner.close();
+  });
+
+  it('creates a webhook on a project that has none; the secret comes once', async () => {
+    const owner = await signedIn(browser, serviceUrl, t.owner); // the second organization is the Owner's alone
+    const { page } = owner;
+    await openScreen(page, serviceUrl, emptyPath('webhook'), 'Webhook');
+    await page.getByLabel('Endpoint URL').fill('https://10.0.0.1/hook');
+    await page.getByRole('button', { name: 'Create webhook' }).click();
+    await page.getByRole('alert').filter({ hasText: 'The webhook could not be saved' }).getByText(/Must reach a public address/).waitFor();
+    await page.getByLabel('Endpoint URL').fill(`${receiver.url}/blog`);
+    await page.getByRole('button', { name: 'Create webhook' }).click();
+    expect(await page.getByRole('textbox', { name: 'Signing secret' }).inputValue()).toMatch(/^whsec_/);
+    await page.getByRole('heading', { name: 'Deliveries' }).waitFor();
+    await owner.close();
+  });
+});
+
+describe('receipts', () => {
+  it('pages forwards and back, filters by installation and by day, and exports csv and ndjson', async () => {
+    const viewer = await signedIn(browser, serviceUrl, t.viewer);
+    const { page } = viewer;
+    await openScreen(page, serviceUrl, projectPath('receipts'), 'Receipts');
+    const rows = () => page.locator('tbody tr').count();
+    expect(await rows()).toBe(50);
+    const firstPageTop = await page.locator('tbody tr').first().textContent();
+    await page.getByRole('button', { name: 'Next' }).click();
+    await page.getByText('Page 2').waitFor();
+    await expect.poll(() => page.locator('tbody tr').first().textContent()).not.toBe(firstPageTop);
+    expect(await rows()).toBe(Math.min(50, receiptCount - 50));
+    await page.getByRole('button', { name: 'Previous' }).click();
+    await expect.poll(() => page.locator('tbody tr').first().textContent()).toBe(firstPageTop);
+
+    await page.getByLabel('Installation').fill('inst-0003-abcdef');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await expect.poll(rows).toBe(1);
+    await page.getByRole('button', { name: 'Clear' }).click();
+    // Yesterday only (UTC days).
+    const yesterday = new Date(Date.now() - DAY).toISOString().slice(0, 10);
+    await page.getByLabel('From (UTC day)').fill(yesterday);
+    await page.getByLabel('To (UTC day, included)').fill(yesterday);
+    await page.getByRole('button', { name: 'Apply' }).click();
+    const expected = (await api(t.viewer, 'GET', projectApi(`/receipts?limit=200&from=${yesterday}T00:00:00.000Z&to=${new Date(Date.parse(yesterday) + DAY).toISOString()}`))).body.receipts.length;
+    expect(expected).toBeGreaterThan(0);
+    await expect.poll(rows).toBe(expected);
+
+    for (const format of ['csv', 'ndjson']) {
+      await select(page, 'Export format').selectOption(format);
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download export' }).click()]);
+      expect(download.suggestedFilename()).toMatch(new RegExp(`\\.${format}$`));
+      const lines = readFileSync((await download.path())!, 'utf8').trim().split('\n');
+      expect(lines.length).toBe(format === 'csv' ? expected + 1 : expected);
+      await page.getByRole('status').getByText(`Downloaded ${download.suggestedFilename()}.`).waitFor();
+    }
+    expect(viewer.errors).toEqual([]);
+    expect(viewer.forbidden).toEqual([]);
+    await viewer.close();
+  });
+});
+
+describe('analytics', () => {
+  it('charts the range with uPlot and gives the same numbers in a table; filters by version and interval', async () => {
+    const viewer = await signedIn(browser, serviceUrl, t.viewer);
+    const { page } = viewer;
+    await openScreen(page, serviceUrl, projectPath('analytics'), 'Analytics');
+    expect(await page.locator('.chart canvas').count()).toBe(3);
+    for (const name of ['Opt-in rate per purpose', 'Accepted, customised or rejected', 'Share of browsers sending Global Privacy Control']) {
+      await page.getByRole('img', { name: new RegExp(`^${name}\\.`) }).waitFor();
+    }
+    const stats = (await api(t.viewer, 'GET', projectApi('/receipts/stats'))).body;
+    const total = page.locator('tfoot tr');
+    expect(await total.locator('td').first().textContent()).toBe(String(stats.totals.receipts));
+    expect(stats.totals.receipts).toBe(receiptCount);
+    expect(await page.locator('tbody tr').count()).toBe(30);
+    // The canvas really drew something (not a blank box).
+    const inked = await page.locator('.chart canvas').first().evaluate((canvas: HTMLCanvasElement) => {
+      const data = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height).data;
+      let n = 0;
+      for (let i = 3; i < data.length; i += 4) if (data[i]! > 0) n++;
+      return n;
+    });
+    expect(inked).toBeGreaterThan(1000);
+
+    await select(page, 'Per').selectOption('week');
+    await select(page, 'Version').selectOption({ label: 'Version 1' });
+    await page.getByRole('button', { name: 'Show' }).click();
+    await page.getByText('No receipt in this range.').waitFor(); // every receipt answered version 2
+    await select(page, 'Version').selectOption({ label: 'Version 2' });
+    await page.getByRole('button', { name: 'Show' }).click();
+    await page.getByRole('columnheader', { name: 'Week from' }).waitFor();
+    expect(await total.locator('td').first().textContent()).toBe(String(receiptCount));
+    expect(viewer.errors).toEqual([]);
+    await viewer.close();
+  });
+});
+
+describe('notifications', () => {
+  it('lists the inbox with links to the screens, marks one and then all read', async () => {
+    const owner = await signedIn(browser, serviceUrl, t.owner);
+    const { page } = owner;
+    await openScreen(page, serviceUrl, '/notifications', 'Notifications');
+    const unread = (await api(t.owner, 'GET', '/api/platform/notifications')).body.unreadCount;
+    expect(unread).toBeGreaterThan(1);
+    await page.getByText(`${unread} unread`).waitFor();
+    // The version notification leads to the versions screen.
+    const versionLink = page.getByRole('link', { name: /Version 2 .*published|published.*2/i }).first();
+    expect(await versionLink.getAttribute('href')).toBe(`/console${projectPath('versions')}`);
+    await page.getByRole('button', { name: /^Mark as read/ }).first().click();
+    await page.getByText(`${unread - 1} unread`).waitFor();
+    await page.getByRole('button', { name: 'Mark all as read' }).click();
+    await expect.poll(async () => (await api(t.owner, 'GET', '/api/platform/notifications')).body.unreadCount).toBe(0);
+    await expect.poll(() => page.getByRole('button', { name: /^Mark as read/ }).count()).toBe(0);
+    expect(owner.errors).toEqual([]);
+    await owner.close();
+  });
+});
+
+describe('billing', () => {
+  it('the Owner starts a trial, opens the checkout, and cancels after confirming; a Viewer only reads', async () => {
+    const viewer = await signedIn(browser, serviceUrl, t.viewer);
+    await openScreen(viewer.page, serviceUrl, orgPath('billing'), 'Billing');
+    await viewer.page.getByText('Only Owners start trials, subscribe or cancel.').waitFor();
+    expect(await viewer.page.getByRole('button').filter({ hasText: /trial|Subscribe|Cancel/ }).count()).toBe(0);
+    await viewer.close();
+
+    const owner = await signedIn(browser, serviceUrl, t.owner);
+    const { page } = owner;
+    await openScreen(page, serviceUrl, orgPath('billing'), 'Billing');
+    await page.getByText('No subscription: the organization is on the free plan.').waitFor();
+    await page.getByRole('button', { name: 'Start 14-day trial of Starter' }).click();
+    await page.getByText(/Trial of Starter until/).waitFor();
+    await page.getByRole('button', { name: 'Cancel subscription' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel subscription' }).click();
+    await page.getByText(/then back to Free/).waitFor();
+    await screenshots(page, 'billing-trial-canceled');
+    await page.getByRole('button', { name: 'Subscribe monthly to Growth' }).click();
+    await page.waitForURL(/\/billing\/mock-checkout\//);
+    await page.getByRole('button', { name: 'Pay' }).click();
+    await expect.poll(async () => (await api(t.owner, 'GET', `/api/platform/orgs/${t.org.id}/billing`)).body.plan.id, { timeout: 15_000 }).toBe('growth');
+    await openScreen(page, serviceUrl, orgPath('billing'), 'Billing');
+    await page.getByText(/Active, billed every month/).waitFor();
+    expect(owner.errors).toEqual([]);
+    await owner.close();
+  });
+});
+
+describe('members', () => {
+  it('the Owner adds a member, changes a role, meets the last-Owner rule in words, and removes a member', async () => {
+    const newcomer = await operator(server, 'Newcomer');
+    const owner = await signedIn(browser, serviceUrl, t.owner);
+    const { page } = owner;
+    await openScreen(page, serviceUrl, orgPath('members'), 'Members');
+    const addForm = page.getByRole('form', { name: 'Add a member' });
+    await addForm.getByLabel(/^E-mail/).fill('nobody-registered@example.com');
+    await page.getByRole('button', { name: 'Add member' }).click();
+    await page.getByRole('alert').filter({ hasText: 'The member could not be added' }).waitFor();
+    await addForm.getByLabel(/^E-mail/).fill(newcomer.email);
+    await addForm.getByRole('combobox').selectOption('ADMIN');
+    await page.getByRole('button', { name: 'Add member' }).click();
+    await page.getByText(`${newcomer.email} added as Admin.`).waitFor();
+    await page.getByRole('cell', { name: newcomer.email }).waitFor();
+
+    await page.getByLabel('Role of Newcomer').selectOption('VIEWER');
+    await page.getByRole('button', { name: 'Save role of Newcomer' }).click();
+    await expect.poll(async () => (await server.services.db.query<{ role: string }>('SELECT role FROM memberships WHERE user_id = $1', [newcomer.id]))[0]?.role).toBe('VIEWER');
+
+    // The only Owner steps down: refused, in the API's words.
+    await page.getByLabel('Role of Owner').selectOption('ADMIN');
+    await page.getByRole('button', { name: 'Save role of Owner' }).click();
+    await page.getByRole('alert').getByText('An organization keeps at least one OWNER: make another member OWNER first').waitFor();
+    expect(await page.getByLabel('Role of Owner').inputValue()).toBe('OWNER');
+    await screenshots(page, 'members-last-owner');
+
+    await page.getByRole('button', { name: 'Remove Newcomer' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Remove member' }).click();
+    await page.getByRole('cell', { name: newcomer.email }).waitFor({ state: 'detached' });
+    expect(owner.errors).toEqual([]);
+    await owner.close();
+  });
+
+  it('an Admin reads the members without any control to change them', async () => {
+    const admin = await signedIn(browser, serviceUrl, t.admin);
+    await openScreen(admin.page, serviceUrl, orgPath('members'), 'Members');
+    await admin.page.getByRole('cell', { name: t.viewer.email }).waitFor();
+    expect(await enabledControls(admin.page)).toEqual([]);
+    await admin.close();
+  });
+});
+
+describe('audit log', () => {
+  it('filters by action and project, pages, and exports the filtered CSV', async () => {
+    const admin = await signedIn(browser, serviceUrl, t.admin);
+    const { page } = admin;
+    await openScreen(page, serviceUrl, orgPath('audit'), 'Audit log');
+    await select(page, 'Action').selectOption('api_key.revoked');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await expect.poll(() => page.locator('tbody tr').count()).toBeGreaterThan(0);
+    const actions = await page.locator('tbody tr td:nth-child(3)').allTextContents();
+    expect(new Set(actions)).toEqual(new Set(['api_key.revoked']));
+    await page.locator('tbody tr').first().locator('summary').click();
+    await page.locator('tbody tr').first().locator('.changes').getByText('(none)').waitFor();
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
+    const lines = readFileSync((await download.path())!, 'utf8').trim().split('\n');
+    expect(lines[0]).toContain('actorEmail');
+    expect(lines.length - 1).toBe(actions.length);
+    await select(page, 'Project').selectOption({ label: 'Shop' });
+    await select(page, 'Action').selectOption('consent.published');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(2);
+    expect(admin.errors).toEqual([]);
+    await admin.close();
+  });
+
+  it('the console’s list of actions is the server’s', () => {
+    expect([...CONSOLE_AUDIT_ACTIONS]).toEqual([...AUDIT_ACTIONS]);
+  });
+});
+
+describe('a Viewer', () => {
+  // Controls a Viewer may use: they read, filter, page, download or leave. Anything else enabled is a bug.
+  const READ_ONLY = [
+    /^button\[(button|submit)\]: (Refresh|Previous|Next|Apply|Clear|Show|Try again|Download export|Download CSV|Mark as read: .*|Mark all as read)$/,
+    /^button\[button\]: (JSON|HTML|CSV) evidence of version \d+$/,
+    // Filters of the lists and the export's format.
+    /^input\[date\]: (From|To) \(UTC day/,
+    /^input\[text\]: Installation$/,
+    /^select\[select-one\]: (Show|Product|Export format|Per|Version)$/,
+    // console-core's: copy a snippet, switch the editor's tabs and the preview's view.
+    /^button\[button\]: (Copy|Purposes and notice|Experience|Banner|Preferences)$/,
+    /^select\[select-one\]: Preview language$/,
+  ];
+
+  it('finds on every screen, console-core’s too, no enabled control it may not use, and clicking each meets no 403', async () => {
+    const viewer = await signedIn(browser, serviceUrl, t.viewer);
+    const { page } = viewer;
+    const screens = [
+      { path: `/orgs/${t.org.id}`, heading: /.+/ },
+      { path: `/orgs/${t.org.id}/projects/${t.project.id}`, heading: /.+/ },
+      { path: projectPath('consent'), heading: /.+/ },
+      ...SCREENS().filter((s) => s.name !== 'members' && s.name !== 'audit'),
+    ];
+    const offending: string[] = [];
+    for (const screen of screens) {
+      await openScreen(page, serviceUrl, screen.path, screen.heading);
+      const controls = await enabledControls(page);
+      for (const control of controls) if (!READ_ONLY.some((allowed) => allowed.test(control))) offending.push(`${screen.path}: ${control}`);
+      // Press every enabled button (downloads and paging included): none may be refused.
+      const buttons = page.locator('main button:enabled');
+      for (let i = 0; i < (await buttons.count()); i++) {
+        const button = buttons.nth(i);
+        if (!(await button.isVisible())) continue;
+        if (/evidence|Download/.test((await button.textContent()) ?? '')) {
+          await Promise.all([page.waitForEvent('download'), button.click()]);
+        } else {
+          await button.click();
+        }
+        await page.waitForFunction(() => !document.querySelector('.state.loading'));
+        if (!page.url().includes(screen.path.split('/').pop()!)) await openScreen(page, serviceUrl, screen.path, screen.heading);
+      }
+    }
+    expect(offending).toEqual([]);
+    expect(viewer.forbidden).toEqual([]);
+    // Members and the audit log are not in a Viewer's navigation, and their addresses say "Not found".
+    const nav = await page.getByRole('navigation', { name: 'Console' }).textContent();
+    expect(nav).not.toMatch(/Members|Audit log/);
+    await openScreen(page, serviceUrl, orgPath('audit'), 'Not found');
+    expect(viewer.forbidden).toEqual([]);
+    expect(viewer.errors).toEqual([]);
+    await viewer.close();
+  }, 240_000);
+
+  it('sees the read-only screens as they are (screenshots)', async () => {
+    const viewer = await signedIn(browser, serviceUrl, t.viewer);
+    for (const screen of SCREENS().filter((s) => ['keys', 'origins', 'webhook', 'billing'].includes(s.name))) {
+      await openScreen(viewer.page, serviceUrl, screen.path, screen.heading);
+      if (screen.name === 'webhook') await settle(viewer.page, 'Webhook');
+      await screenshots(viewer.page, `${screen.name}-viewer`);
+    }
+    await viewer.close();
+  });
+});
