@@ -10,6 +10,7 @@ import { ProjectContextValue, roleAtLeast, type ProjectContext, type Role } from
 import { signOut } from './lib/rest';
 import { paths, type ScreenProps } from './lib/screen';
 import { SignIn, SignUp } from './screens/auth';
+import { NotificationsLink } from './screens/notifications/badge';
 
 type Screen = LazyExoticComponent<ComponentType<ScreenProps>>;
 const screen = (load: () => Promise<{ default: ComponentType<ScreenProps> }>): Screen => lazy(load);
@@ -219,7 +220,7 @@ function Header({ context, navigate }: { context: ProjectContext; navigate: (to:
         </select>
       </label>
       <nav className="user" aria-label="Account">
-        <Link href={paths.notifications}>Notifications</Link>
+        <NotificationsLink />
         <span className="who" title={context.user.email}>
           {context.user.name || context.user.email}
         </span>

@@ -128,9 +128,10 @@ describe('from sign-up to a first receipt', () => {
     expect(await axeViolations(page)).toEqual([]);
     await screenshots(page, 'walk-analytics');
 
-    // The inbox says the project is live.
+    // The inbox says the project is live; the header's link counts it as unread.
     await page.goto(`${env.serviceUrl}/console/notifications`);
     await settle(page, 'Notifications');
+    await page.getByRole('navigation', { name: 'Account' }).getByRole('link', { name: /^Notifications\d*, \d+ unread$/ }).waitFor();
     await page.getByRole('link', { name: 'Shop is live: first consent receipt recorded' }).click();
     await settle(page, 'Receipts');
 

@@ -38,6 +38,11 @@ export async function spawnService(env: Record<string, string>, port: number): P
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // A test that times out before it stops its child must not leave a service running after the run
+  // (seen: a child still serving an hour later after a 60 s timeout on a loaded machine).
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  void exited.then(() => process.off('exit', killOnExit));
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
@@ -47,7 +52,10 @@ export async function spawnService(env: Record<string, string>, port: number): P
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error(`service not ready within 60 s:\n${output}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`service not ready within 60 s:\n${output}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return { url, child, exited, output: () => output };
