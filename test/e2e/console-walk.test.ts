@@ -131,7 +131,7 @@ describe('from sign-up to a first receipt', () => {
     // The inbox says the project is live; the header's link counts it as unread.
     await page.goto(`${env.serviceUrl}/console/notifications`);
     await settle(page, 'Notifications');
-    await page.getByRole('navigation', { name: 'Account' }).getByRole('link', { name: /^Notifications\d*, \d+ unread$/ }).waitFor();
+    await page.getByRole('navigation', { name: 'Account' }).getByRole('link', { name: /^Notifications\W*\d+ unread$/ }).waitFor();
     await page.getByRole('link', { name: 'Shop is live: first consent receipt recorded' }).click();
     await settle(page, 'Receipts');
 
