@@ -399,15 +399,21 @@ describe('notifications', () => {
     await openScreen(page, serviceUrl, '/notifications', 'Notifications');
     const unread = (await api(t.owner, 'GET', '/api/platform/notifications')).body.unreadCount;
     expect(unread).toBeGreaterThan(1);
-    await page.getByText(`${unread} unread`).waitFor();
+    const main = page.locator('main');
+    await main.getByText(`${unread} unread`).waitFor();
+    // The header's badge counts the same and follows every mark.
+    const badge = page.getByTestId('unread-badge').locator('[aria-hidden="true"]');
+    await expect.poll(() => badge.textContent()).toBe(String(unread));
     // The version notification leads to the versions screen.
     const versionLink = page.getByRole('link', { name: /Version 2 .*published|published.*2/i }).first();
     expect(await versionLink.getAttribute('href')).toBe(`/console${projectPath('versions')}`);
     await page.getByRole('button', { name: /^Mark as read/ }).first().click();
-    await page.getByText(`${unread - 1} unread`).waitFor();
+    await main.getByText(`${unread - 1} unread`).waitFor();
+    await expect.poll(() => badge.textContent()).toBe(String(unread - 1));
     await page.getByRole('button', { name: 'Mark all as read' }).click();
     await expect.poll(async () => (await api(t.owner, 'GET', '/api/platform/notifications')).body.unreadCount).toBe(0);
     await expect.poll(() => page.getByRole('button', { name: /^Mark as read/ }).count()).toBe(0);
+    await expect.poll(() => page.getByTestId('unread-badge').count()).toBe(0);
     expect(owner.errors).toEqual([]);
     await owner.close();
   });
