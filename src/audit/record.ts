@@ -6,37 +6,9 @@ import type { Prisma } from '../generated/prisma/client.js';
 
 type Tx = Prisma.TransactionClient;
 
-/** Every action the log records; the list filter accepts exactly these. */
-export const AUDIT_ACTIONS = [
-  'organization.created',
-  'project.created',
-  'project.updated',
-  'consent.category_created',
-  'consent.category_updated',
-  'consent.category_deleted',
-  'consent.purpose_created',
-  'consent.purpose_updated',
-  'consent.purpose_deleted',
-  'consent.notice_updated',
-  'consent.draft_replaced',
-  'consent.experience_updated',
-  'consent.published',
-  'api_key.created',
-  'api_key.revoked',
-  'allowed_origins.updated',
-  'webhook.created',
-  'webhook.updated',
-  'webhook.secret_rotated',
-  'webhook.tested',
-  'member.added',
-  'member.role_changed',
-  'member.removed',
-  'billing.trial_started',
-  'billing.checkout_started',
-  'billing.subscription_canceled',
-  'account.password_changed',
-] as const;
-export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+import { AUDIT_ACTIONS, type AuditAction } from './actions.js';
+
+export { AUDIT_ACTIONS, type AuditAction };
 
 /** Who is acting and under which request id; set around each GraphQL execution (REST and /graphql). */
 export interface AuditScope {

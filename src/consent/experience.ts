@@ -27,16 +27,9 @@ export const EXPERIENCE_LIMITS = {
   borderRadius: 24,
 } as const;
 
-export const GOOGLE_CONSENT_SIGNALS = [
-  'ad_storage',
-  'ad_user_data',
-  'ad_personalization',
-  'analytics_storage',
-  'functionality_storage',
-  'personalization_storage',
-  'security_storage',
-] as const;
-export type GoogleConsentSignal = (typeof GOOGLE_CONSENT_SIGNALS)[number];
+import { GOOGLE_CONSENT_SIGNALS, type GoogleConsentSignal } from './google-signals.js';
+
+export { GOOGLE_CONSENT_SIGNALS, type GoogleConsentSignal };
 
 /** Well-formed BCP 47 in canonical case (`de`, `de-AT`, `pt-BR`, `zh-Hant`); Intl checks the grammar. */
 export function canonicalLocale(tag: string): string | undefined {

@@ -50,15 +50,8 @@ export interface Experience {
   [other: string]: unknown;
 }
 
-export const GOOGLE_SIGNALS = [
-  'ad_storage',
-  'ad_user_data',
-  'ad_personalization',
-  'analytics_storage',
-  'functionality_storage',
-  'personalization_storage',
-  'security_storage',
-] as const;
+/** The signals the Consent Mode form maps, the server's own list. */
+export { GOOGLE_CONSENT_SIGNALS as GOOGLE_SIGNALS } from '../../../src/consent/google-signals';
 
 export function formFromDraft(draft: ServerDraft): DraftForm {
   const categories = [...draft.categories].sort((a, b) => a.sortOrder - b.sortOrder).map((c) => ({ ref: c.id, saved: true, name: c.name }));

@@ -6,8 +6,8 @@ import { useQuery } from 'urql';
 import { Empty, ErrorState, QueryState } from '../components/states';
 import { AuditLogDocument, type AuditLogQuery } from '../graphql/generated';
 import type { ScreenProps } from '../lib/screen';
-import { AUDIT_ACTIONS } from './audit/actions';
-import { downloadFile, query } from './parts/download';
+import { AUDIT_ACTIONS } from '../../../src/audit/actions';
+import { query, useDownload } from './parts/download';
 import { formatDateTime } from './parts/format';
 import { PagerControls, usePager } from './parts/pager';
 import './parts/screens.css';
@@ -168,26 +168,12 @@ function FilterForm({ value, projects, onApply }: { value: Filters; projects: { 
 }
 
 function Export({ orgId, filters }: { orgId: string; filters: Filters }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const [status, setStatus] = useState('');
-  const run = async () => {
-    setBusy(true);
-    setError(null);
-    setStatus('');
-    try {
-      const name = await downloadFile(`/api/platform/orgs/${orgId}/audit-log${query({ format: 'csv', ...filters })}`, 'audit-log.csv');
-      setStatus(`Downloaded ${name}.`);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, status, download } = useDownload();
+  const run = () => download('csv', `/api/platform/orgs/${orgId}/audit-log${query({ format: 'csv', ...filters })}`, 'audit-log.csv');
   return (
     <div className="export">
       <div className="row">
-        <button type="button" onClick={run} disabled={busy}>
+        <button type="button" onClick={run} disabled={busy !== null}>
           {busy ? 'Preparing…' : 'Download CSV'}
         </button>
         <small>Every event matching the filters, newest first.</small>

@@ -6,7 +6,7 @@ import { Empty, ErrorState, QueryState } from '../components/states';
 import { ReceiptsPageDocument, type ReceiptsPageQuery } from '../graphql/generated';
 import { useProjectContext } from '../lib/context';
 import type { ScreenProps } from '../lib/screen';
-import { downloadFile, query } from './parts/download';
+import { query, useDownload } from './parts/download';
 import { dayAfterStart, dayStart, formatDateTime } from './parts/format';
 import { PagerControls, usePager } from './parts/pager';
 import './parts/screens.css';
@@ -117,23 +117,9 @@ function FilterForm({ value, onApply }: { value: Filters; onApply(filters: Filte
 
 function Export({ projectId, projectSlug, filters }: { projectId: string; projectSlug: string; filters: Filters }) {
   const [format, setFormat] = useState<'csv' | 'ndjson'>('csv');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const [status, setStatus] = useState('');
-  const run = async () => {
-    setBusy(true);
-    setError(null);
-    setStatus('');
-    try {
-      const path = `/api/platform/projects/${projectId}/receipts/export${query({ format, ...apiRange(filters) })}`;
-      const name = await downloadFile(path, `receipts-${projectSlug}.${format}`);
-      setStatus(`Downloaded ${name}.`);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, status, download } = useDownload();
+  const run = () =>
+    download(format, `/api/platform/projects/${projectId}/receipts/export${query({ format, ...apiRange(filters) })}`, `receipts-${projectSlug}.${format}`);
   return (
     <div className="export">
       <div className="row">
@@ -144,7 +130,7 @@ function Export({ projectId, projectSlug, filters }: { projectId: string; projec
             <option value="ndjson">NDJSON</option>
           </select>
         </label>
-        <button type="button" onClick={run} disabled={busy}>
+        <button type="button" onClick={run} disabled={busy !== null}>
           {busy ? 'Preparing…' : 'Download export'}
         </button>
         <span role="status">{status}</span>

@@ -8,7 +8,7 @@ import { Empty, ErrorState, Loading, QueryState } from '../components/states';
 import { ProjectVersionsDocument, VersionEvidenceDocument, type ProjectVersionsQuery } from '../graphql/generated';
 import { useCan } from '../lib/context';
 import { paths, type ScreenProps } from '../lib/screen';
-import { downloadFile } from './parts/download';
+import { useDownload } from './parts/download';
 import { formatCount, formatDateTime } from './parts/format';
 import { PagerControls, usePager } from './parts/pager';
 import './parts/screens.css';
@@ -90,26 +90,14 @@ function VersionItem({
   latest: boolean;
   publisher?: { name: string; email: string };
 }) {
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState<string | null>(null);
-  const [status, setStatus] = useState('');
+  const { busy, error, status, download: save } = useDownload();
   const [open, setOpen] = useState(false);
-  const download = async (format: string) => {
-    setBusy(format);
-    setError(null);
-    setStatus('');
-    try {
-      const name = await downloadFile(
-        `/api/platform/projects/${projectId}/evidence/publish/${version.id}?format=${format}&download=1`,
-        `consent-evidence-v${version.number}.${format}`,
-      );
-      setStatus(`Downloaded ${name}.`);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(null);
-    }
-  };
+  const download = (format: string) =>
+    save(
+      format,
+      `/api/platform/projects/${projectId}/evidence/publish/${version.id}?format=${format}&download=1`,
+      `consent-evidence-v${version.number}.${format}`,
+    );
   return (
     <li className="card version" aria-labelledby={`version-${version.id}`}>
       <div className="title-row">

@@ -3,6 +3,7 @@
 // cannot send, so the file is fetched with the header and saved from a Blob under the server's file name.
 // The whole file passes through memory: fine for the console; for millions of receipts use the REST route
 // with a bearer token (docs/console.md, "Downloads").
+import { useState } from 'react';
 import { CONSOLE_HEADERS } from '../../lib/client';
 import { ApiError } from '../../lib/rest';
 
@@ -44,4 +45,27 @@ export function query(values: Record<string, string | undefined | null>): string
   for (const [key, value] of Object.entries(values)) if (value) params.set(key, value);
   const text = params.toString();
   return text ? `?${text}` : '';
+}
+
+/**
+ * A download button's state: which download runs (`busy`, the key given to `download`, or null), the last
+ * error for an ErrorState, and a status line naming the saved file.
+ */
+export function useDownload() {
+  const [busy, setBusy] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [status, setStatus] = useState('');
+  const download = async (key: string, path: string, fallbackName: string) => {
+    setBusy(key);
+    setError(null);
+    setStatus('');
+    try {
+      setStatus(`Downloaded ${await downloadFile(path, fallbackName)}.`);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(null);
+    }
+  };
+  return { busy, error, status, download };
 }
