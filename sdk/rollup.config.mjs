@@ -15,6 +15,7 @@ import { nodeResolve } from '@rollup/plugin-node-resolve';
 import terser from '@rollup/plugin-terser';
 import typescript from '@rollup/plugin-typescript';
 import ts from 'typescript';
+import { precompressed } from '../scripts/precompressed.mjs';
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 const tsconfig = here('./tsconfig.json');
@@ -44,7 +45,8 @@ function declarations(entries, names) {
   };
 }
 
-const minify = (v) => terser({ format: { comments: false, preamble: `/*! @consent/sdk ${v} */` } });
+// Minified, then .br and .gz copies beside each file (served by Accept-Encoding; nothing compressed at start-up).
+const minify = (v) => [terser({ format: { comments: false, preamble: `/*! @consent/sdk ${v} */` } }), precompressed()];
 const compile = () => typescript({ tsconfig, noEmitOnError: true, outputToFilesystem: false });
 
 export default [

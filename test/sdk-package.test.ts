@@ -57,6 +57,8 @@ describe('npm package @consent/sdk', () => {
   it('ships what its exports name, with README and types', () => {
     const pkg = JSON.parse(readFileSync(join(dir, 'node_modules/@consent/sdk/package.json'), 'utf8'));
     expect(Object.keys(pkg.exports)).toEqual(expect.arrayContaining(['.', './react', './v1']));
+    // The build's .br and .gz copies are for the service to serve, not for a bundler to find.
+    expect(execFileSync('find', [join(dir, 'node_modules/@consent/sdk'), '-name', '*.br', '-o', '-name', '*.gz'], { encoding: 'utf8' })).toBe('');
     for (const file of ['README.md', 'dist/v2/consent.mjs', 'dist/v2/consent.js', 'dist/v2/index.d.ts', 'dist/v2/public.d.ts', 'dist/v2/react.mjs', 'dist/v2/react.d.ts', 'dist/v2/gpp.js', 'dist/consent.mjs', 'dist/index.d.ts']) {
       expect(() => readFileSync(join(dir, 'node_modules/@consent/sdk', file)), file).not.toThrow();
     }

@@ -1,13 +1,12 @@
 // The operator console (docs/console.md): the files `npm run build:console` writes to console/dist, read once
-// at start-up with the brotli and gzip copies the build made, and served by Accept-Encoding. Hashed assets
+// at start-up with the brotli and gzip copies the build made (scripts/precompressed.mjs), and served by Accept-Encoding. Hashed assets
 // are cached for a year (their name changes with their bytes); index.html is revalidated every time, and any
 // other address under /console/ is a deep link into the single-page app, answered with index.html.
-import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { pickEncoding, type Encoding } from '../../src/http/compression.js';
+import { pickBuilt, readBuilt, type BuiltFile } from '../../src/http/compression.js';
 import { headerValue } from '../../src/http/headers.js';
 import { htmlPageHeaders } from '../../src/http/html-headers.js';
 import { errorResponse } from '../errors.js';
@@ -43,7 +42,7 @@ interface ConsoleFile {
   /** preview.html, framed by the console's consent editor. */
   frameable: boolean;
   /** The codings the build wrote (identity always; .br and .gz for text files). */
-  bodies: Partial<Record<Encoding, { body: Buffer; etag: string }>>;
+  bodies: BuiltFile;
 }
 
 function readConsole(): Map<string, ConsoleFile> {
@@ -57,20 +56,14 @@ function readConsole(): Map<string, ConsoleFile> {
   for (const path of walk(DIST)) {
     if (path.endsWith('.br') || path.endsWith('.gz')) continue;
     const name = relative(DIST, path).split(sep).join('/');
-    const raw = readFileSync(path);
-    const tag = createHash('sha256').update(raw).digest('hex').slice(0, 32);
-    const bodies: ConsoleFile['bodies'] = { identity: { body: raw, etag: `"${tag}"` } };
-    if (existsSync(`${path}.br`)) bodies.br = { body: readFileSync(`${path}.br`), etag: `"${tag}-br"` };
-    if (existsSync(`${path}.gz`)) bodies.gzip = { body: readFileSync(`${path}.gz`), etag: `"${tag}-gz"` };
+    const bodies = readBuilt(path)!;
     files.set(name, { type: TYPES[extname(name)] ?? 'application/octet-stream', immutable: name.startsWith('assets/'), frameable: name === 'preview.html', bodies });
   }
   return files;
 }
 
 function answer(req: RestRequest, file: ConsoleFile): RestResponse {
-  const wanted = pickEncoding(headerValue(req.headers['accept-encoding']));
-  const encoding: Encoding = file.bodies[wanted] ? wanted : 'identity';
-  const chosen = file.bodies[encoding]!;
+  const { encoding, chosen } = pickBuilt(file.bodies, headerValue(req.headers['accept-encoding']));
   const headers: Record<string, string> = {
     'Content-Type': file.type,
     'Cache-Control': file.immutable ? 'public, max-age=31536000, immutable' : 'no-cache',

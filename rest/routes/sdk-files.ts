@@ -1,36 +1,12 @@
-// The built browser SDK, v1 (sdk/dist) and v2 (sdk/dist/v2), served precompressed: each file is read and
-// compressed once at start-up (brotli and gzip at their highest levels, which a per-request compressor could
-// not afford), and the answer picks by Accept-Encoding. The bytes themselves are the build's, byte for byte.
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+// The built browser SDK, v1 (sdk/dist) and v2 (sdk/dist/v2), served precompressed: the build writes brotli and
+// gzip copies of each file at their highest levels (scripts/precompressed.mjs), read once at start-up, and the
+// answer picks by Accept-Encoding. The bytes themselves are the build's, byte for byte.
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { pickEncoding, precompress, type Encoding } from '../../src/http/compression.js';
+import { pickBuilt, readBuilt } from '../../src/http/compression.js';
 import { headerValue } from '../../src/http/headers.js';
 import { route, type RouteDef } from '../route.js';
 import { etagMatches } from './sdk.js';
-
-interface Representation {
-  body: Buffer;
-  etag: string;
-}
-
-function readSdkFile(path: string): Record<Encoding, Representation> | null {
-  let raw: Buffer;
-  try {
-    raw = readFileSync(new URL(`../../sdk/dist/${path}`, import.meta.url));
-  } catch {
-    return null;
-  }
-  // One ETag per representation, so caches never hand a brotli body to a client that asked for gzip. The
-  // plain file keeps the ETag it always had.
-  const tag = createHash('sha256').update(raw).digest('hex').slice(0, 32);
-  const bodies = precompress(raw);
-  return {
-    identity: { body: bodies.identity, etag: `"${tag}"` },
-    br: { body: bodies.br, etag: `"${tag}-br"` },
-    gzip: { body: bodies.gzip, etag: `"${tag}-gz"` },
-  };
-}
 
 const WHAT: Record<string, string> = {
   'consent.js': 'classic script defining ConsentSDK',
@@ -39,7 +15,7 @@ const WHAT: Record<string, string> = {
 };
 
 function sdkFileRoute(version: 'v1' | 'v2', name: string): RouteDef {
-  const files = readSdkFile(version === 'v1' ? name : `${version}/${name}`);
+  const files = readBuilt(fileURLToPath(new URL(`../../sdk/dist/${version === 'v1' ? name : `${version}/${name}`}`, import.meta.url)));
   return route({
     method: 'GET',
     path: `/sdk/${version}/${name}`,
@@ -48,8 +24,7 @@ function sdkFileRoute(version: 'v1' | 'v2', name: string): RouteDef {
     auth: 'public',
     handle: (req) => {
       if (!files) return { status: 404, body: { error: 'The SDK has not been built (npm run build:sdk)', code: 'not_found' } };
-      const encoding = pickEncoding(headerValue(req.headers['accept-encoding']));
-      const file = files[encoding];
+      const { encoding, chosen: file } = pickBuilt(files, headerValue(req.headers['accept-encoding']));
       const headers: Record<string, string> = {
         'Content-Type': 'text/javascript; charset=utf-8',
         'Cache-Control': 'public, max-age=300',

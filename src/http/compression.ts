@@ -2,6 +2,8 @@
 // Answers that never change (the SDK files, a published version's config) are compressed ONCE, at the
 // highest levels; other JSON answers over 1 KB are compressed as they are sent, at a fast level.
 import Negotiator from 'negotiator';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 
 export type Encoding = 'br' | 'gzip' | 'identity';
@@ -59,4 +61,35 @@ export function compressNow(body: string | Buffer, encoding: 'br' | 'gzip'): Buf
 export function varyWithEncoding(vary: string | undefined): string {
   if (!vary) return 'Accept-Encoding';
   return /(^|,)\s*accept-encoding\s*(,|$)/i.test(vary) ? vary : `${vary}, Accept-Encoding`;
+}
+
+/** One coding of a built file, with its own ETag (caches never hand a brotli body to a client that asked for gzip). */
+export interface Representation {
+  body: Buffer;
+  etag: string;
+}
+
+/** The plain file always; its .br and .gz copies when the build wrote them (text files). */
+export type BuiltFile = Partial<Record<Encoding, Representation>> & { identity: Representation };
+
+/**
+ * A file of a build (sdk/dist, console/dist) with the .br and .gz copies the build wrote beside it
+ * (scripts/precompressed.mjs), for answers by Accept-Encoding; null when the file is not there. The plain
+ * file's ETag is a SHA-256 of its bytes, the copies' the same with `-br` or `-gz`.
+ */
+export function readBuilt(path: string): BuiltFile | null {
+  if (!existsSync(path)) return null;
+  const raw = readFileSync(path);
+  const tag = createHash('sha256').update(raw).digest('hex').slice(0, 32);
+  const codings: BuiltFile = { identity: { body: raw, etag: `"${tag}"` } };
+  if (existsSync(`${path}.br`)) codings.br = { body: readFileSync(`${path}.br`), etag: `"${tag}-br"` };
+  if (existsSync(`${path}.gz`)) codings.gzip = { body: readFileSync(`${path}.gz`), etag: `"${tag}-gz"` };
+  return codings;
+}
+
+/** The client's preferred coding among those there are (identity always is). */
+export function pickBuilt(codings: BuiltFile, acceptEncoding: string | undefined): { encoding: Encoding; chosen: Representation } {
+  const wanted = pickEncoding(acceptEncoding);
+  const chosen = codings[wanted];
+  return chosen ? { encoding: wanted, chosen } : { encoding: 'identity', chosen: codings.identity };
 }
