@@ -1,21 +1,35 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import LongFirstSequencer from './test/helpers/sequencer.js';
+
+// Files that need a module graph of their own: a vi.mock of a module the others import (auth), fake timers
+// installed before the server starts (promises), and the SDK's unit tests in happy-dom.
+const ISOLATED = ['test/auth.test.ts', 'test/promises.test.ts', 'sdk/test/**/*.test.ts'];
 
 export default defineConfig({
   // Node resolves `graphql` to its CommonJS build for the libraries; make our own files
   // use the same copy (Vite would pick the .mjs one and graphql refuses two realms).
   resolve: { alias: [{ find: /^graphql$/, replacement: fileURLToPath(new URL('node_modules/graphql/index.js', import.meta.url)) }] },
   test: {
-    include: ['test/**/*.test.ts', 'sdk/test/**/*.test.ts'],
-    // The service serves sdk/dist and console/dist: rebuild them first when their sources are newer; then the service's
-    // dist/ (tests start it as `npm start` does) when stale. Chromium for the browser tests: found, or
-    // installed from Debian when missing and running as root. One migrated database image per run, cloned
-    // by every test server (test/helpers/database-image.ts).
-    globalSetup: ['test/helpers/build-sdk.ts', 'test/helpers/build-console.ts', 'test/helpers/build-service.ts', 'test/helpers/chromium.ts', 'test/helpers/database-image.ts'],
+    // Builds what is stale (SDK, console, the service's dist/), finds or installs Chromium and launches it once for
+    // the run, makes the migrated database image every test server clones: test/helpers/global-setup.ts.
+    globalSetup: ['test/helpers/global-setup.ts'],
     // Each file starts its own server and database; two cores, so keep parallelism modest.
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    // The long files first, on a fresh clone too (test/helpers/sequencer.ts).
+    sequence: { sequencer: LongFirstSequencer },
+    projects: [
+      {
+        extends: true,
+        // The service's tests share a worker's module graph (isolate: false): the service's modules, the GraphQL
+        // schema and PGlite's WebAssembly are loaded once per worker instead of once per file (about 1.5 s of CPU
+        // each). Files still start their own servers and databases and close them; none mocks a module.
+        test: { name: 'service', include: ['test/**/*.test.ts'], exclude: ISOLATED, isolate: false },
+      },
+      { extends: true, test: { name: 'isolated', include: ISOLATED } },
+    ],
   },
 });

@@ -4,7 +4,7 @@
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Download, Page } from 'playwright-core';
 import { PASSWORD, type Operator } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -42,9 +42,17 @@ export interface ConsolePage {
   close(): Promise<void>;
 }
 
-/** A fresh browser context signed in as `who` through /console/sign-in. */
+// The session cookie of each operator's first sign-in: later contexts start with it instead of filling the form
+// again (the form is exercised once per operator here, and in console.test.ts with mouse and keyboard).
+const sessions = new Map<string, Awaited<ReturnType<BrowserContext['storageState']>>>();
+
+/**
+ * A fresh browser context signed in as `who`: through /console/sign-in the first time, then with that sign-in's
+ * session cookie (the page is left blank: callers open their screen).
+ */
 export async function signedIn(browser: Browser, serviceUrl: string, who: Pick<Operator, 'email'>, viewport = { width: 1280, height: 800 }): Promise<ConsolePage> {
-  const context = await browser.newContext({ viewport, acceptDownloads: true });
+  const session = sessions.get(`${serviceUrl} ${who.email}`);
+  const context = await browser.newContext({ viewport, acceptDownloads: true, storageState: session });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: serviceUrl });
   const page = await context.newPage();
   const errors: string[] = [];
@@ -58,12 +66,22 @@ export async function signedIn(browser: Browser, serviceUrl: string, who: Pick<O
       for (const e of body?.errors ?? []) if (e.extensions?.code === 'forbidden') forbidden.push(`graphql ${e.path?.join('.')}: ${e.message}`);
     }
   });
+  const close = () => context.close();
+  if (session) return { context, page, errors, forbidden, close };
   await page.goto(`${serviceUrl}/console/sign-in`);
   await page.getByLabel('E-mail').fill(who.email);
   await page.getByLabel('Password').fill(PASSWORD);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.waitForURL((url) => !url.pathname.endsWith('/sign-in'));
-  return { context, page, errors, forbidden, close: () => context.close() };
+  sessions.set(`${serviceUrl} ${who.email}`, await context.storageState());
+  return { context, page, errors, forbidden, close };
+}
+
+/** A download's bytes as text (read through its stream: the run's shared browser is connected, so no local path). */
+export async function downloadedText(download: Download): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of await download.createReadStream()) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** Opens a console address and waits until the screen has its heading and nothing is loading. */

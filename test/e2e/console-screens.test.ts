@@ -3,7 +3,6 @@
 // operator and SDK APIs (receipts on past days by moving the service's clock); every action then goes through
 // the console. Each screen: its content, an axe-core scan (no serious or critical violation) and screenshots at
 // 1280 and 390 px in test-artifacts/console/. A Viewer meets no enabled control it may not use.
-import { readFileSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { putDraft, publish, type Version } from '../helpers/consent.js';
@@ -14,6 +13,7 @@ import { launchChromium } from './harness.js';
 import {
   axeViolations,
   clock,
+  downloadedText,
   enabledControls,
   openScreen,
   screenshots,
@@ -65,16 +65,19 @@ beforeAll(async () => {
   await api(t.admin, 'PUT', projectApi('/allowed-origins'), { origins: ['https://shop.example', 'https://*.shop.example'] });
   expect((await api(t.admin, 'PUT', projectApi('/webhook'), { url: receiver.url, enabled: true })).status).toBe(200);
   // Two weeks of answers, a few a day, more accepting as time goes on; some browsers send GPC.
+  // A day's receipts are posted together (the service commits them in one group) while the clock stands on that day.
   for (let day = 13; day >= 1; day--) {
     clock.offsetMs = -day * DAY;
-    for (let i = 0; i < 3 + (day % 4); i++) {
-      const accept = (i + day) % 3 !== 0;
-      await receipt({ necessary: true, analytics: accept, ads: accept && i % 2 === 0 }, { gpc: i === 0 && day % 2 === 0, locale: i % 2 ? 'de' : 'en' });
-    }
+    await Promise.all(
+      Array.from({ length: 3 + (day % 4) }, (_, i) => {
+        const accept = (i + day) % 3 !== 0;
+        return receipt({ necessary: true, analytics: accept, ads: accept && i % 2 === 0 }, { gpc: i === 0 && day % 2 === 0, locale: i % 2 ? 'de' : 'en' });
+      }),
+    );
   }
   clock.offsetMs = 0;
   // Today: more than a page (50) of receipts.
-  for (let i = 0; i < 55; i++) await receipt({ necessary: true, analytics: i % 3 !== 0, ads: i % 5 === 0 }, { gpc: i % 7 === 0 });
+  await Promise.all(Array.from({ length: 55 }, (_, i) => receipt({ necessary: true, analytics: i % 3 !== 0, ads: i % 5 === 0 }, { gpc: i % 7 === 0 })));
   // The free plan has room for one project: the empty one is in a second organization.
   empty = await createProject(server, t.owner, (await organization(server, t.owner, { name: 'Acme Labs' })).id, 'Blog');
   // Deliveries of the receipts above reach the receiver; wait for a few so the table has rows.
@@ -184,7 +187,7 @@ describe('versions', () => {
         page.getByRole('button', { name: `${format.toUpperCase()} evidence of version 2` }).click(),
       ]);
       expect(download.suggestedFilename()).toBe(`consent-evidence-${t.project.slug}-v2.${format}`);
-      const text = readFileSync((await download.path())!, 'utf8');
+      const text = await downloadedText(download);
       if (format === 'json') expect(JSON.parse(text).evidence.version.number).toBe(2);
       if (format === 'html') expect(text).toMatch(/^<!doctype html>/i);
       if (format === 'csv') expect(text).toContain(versions[1]!.consentHash);
@@ -344,7 +347,7 @@ describe('receipts', () => {
       await select(page, 'Export format').selectOption(format);
       const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download export' }).click()]);
       expect(download.suggestedFilename()).toMatch(new RegExp(`\\.${format}$`));
-      const lines = readFileSync((await download.path())!, 'utf8').trim().split('\n');
+      const lines = (await downloadedText(download)).trim().split('\n');
       expect(lines.length).toBe(format === 'csv' ? expected + 1 : expected);
       await page.getByRole('status').getByText(`Downloaded ${download.suggestedFilename()}.`).waitFor();
     }
@@ -496,13 +499,15 @@ describe('audit log', () => {
     await openScreen(page, serviceUrl, orgPath('audit'), 'Audit log');
     await select(page, 'Action').selectOption('api_key.revoked');
     await page.getByRole('button', { name: 'Apply' }).click();
-    await expect.poll(() => page.locator('tbody tr').count()).toBeGreaterThan(0);
-    const actions = await page.locator('tbody tr td:nth-child(3)').allTextContents();
-    expect(new Set(actions)).toEqual(new Set(['api_key.revoked']));
+    // The unfiltered rows stay until the filtered answer replaces them: wait for that answer, not for any row.
+    const actionCells = page.locator('tbody tr td:nth-child(3)');
+    await expect.poll(async () => new Set(await actionCells.allTextContents())).toEqual(new Set(['api_key.revoked']));
+    const actions = await actionCells.allTextContents();
+    expect(actions.length).toBeGreaterThan(0);
     await page.locator('tbody tr').first().locator('summary').click();
     await page.locator('tbody tr').first().locator('.changes').getByText('(none)').waitFor();
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
-    const lines = readFileSync((await download.path())!, 'utf8').trim().split('\n');
+    const lines = (await downloadedText(download)).trim().split('\n');
     expect(lines[0]).toContain('actorEmail');
     expect(lines.length - 1).toBe(actions.length);
     await select(page, 'Project').selectOption({ label: 'Shop' });
@@ -543,14 +548,24 @@ describe('a Viewer', () => {
       const controls = await enabledControls(page);
       for (const control of controls) if (!READ_ONLY.some((allowed) => allowed.test(control))) offending.push(`${screen.path}: ${control}`);
       // Press every enabled button (downloads and paging included): none may be refused.
+      // By label and occurrence, read once: a click can add or remove buttons, which would shift an index.
       const buttons = page.locator('main button:enabled');
-      for (let i = 0; i < (await buttons.count()); i++) {
-        const button = buttons.nth(i);
-        if (!(await button.isVisible())) continue;
-        if (/evidence|Download/.test((await button.textContent()) ?? '')) {
+      const labels = (await buttons.allTextContents()).map((text) => text.trim());
+      const seen = new Map<string, number>();
+      for (const label of labels) {
+        const occurrence = seen.get(label) ?? 0;
+        seen.set(label, occurrence + 1);
+        const exact = new RegExp(`^\\s*${label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`);
+        const button = (label ? buttons.filter({ hasText: exact }) : buttons.filter({ hasNotText: /\S/ })).nth(occurrence);
+        if (!(await button.count()) || !(await button.isVisible())) continue;
+        // The label read above decides, not the button's text now: a button can vanish at any moment (marking one
+        // read removes it once the answer lands), and reading a gone button waits out the whole test timeout.
+        if (/evidence|Download/.test(label)) {
           await Promise.all([page.waitForEvent('download'), button.click()]);
         } else {
-          await button.click();
+          await button.click({ timeout: 5_000 }).catch(async (error: unknown) => {
+            if (await button.count()) throw error;
+          });
         }
         await page.waitForFunction(() => !document.querySelector('.state.loading'));
         if (!page.url().includes(screen.path.split('/').pop()!)) await openScreen(page, serviceUrl, screen.path, screen.heading);

@@ -6,20 +6,22 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
-import { chromiumMissingMessage, findChromium } from '../helpers/chromium.js';
+import { BROWSER_ENDPOINT_VARIABLE, SHARED_BROWSER_ARGS } from '../helpers/browser-server.js';
+import { CHROMIUM_ARGS, chromiumMissingMessage, findChromium } from '../helpers/chromium.js';
 import { startTestServer, type TestOverrides, type TestServer } from '../helpers/server.js';
 
 /**
  * Headless Debian Chromium (test/helpers/chromium.ts finds it, and installs it under `npm test` as root);
- * a missing browser is an error with the fix, never a skip.
+ * a missing browser is an error with the fix, never a skip. Under vitest: a connection to the run's one browser
+ * (test/helpers/browser-server.ts) when it has the flags asked for; `close()` then only disconnects. Elsewhere
+ * (bench/) a browser of its own.
  */
 export async function launchChromium(extraArgs: string[] = []): Promise<Browser> {
   const executablePath = findChromium();
   if (!executablePath) throw new Error(chromiumMissingMessage());
-  return chromium.launch({
-    executablePath,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', ...extraArgs],
-  });
+  const shared = process.env[BROWSER_ENDPOINT_VARIABLE];
+  if (shared && extraArgs.every((arg) => SHARED_BROWSER_ARGS.includes(arg))) return chromium.connect(shared);
+  return chromium.launch({ executablePath, args: [...CHROMIUM_ARGS, ...extraArgs] });
 }
 
 async function freePort(): Promise<number> {

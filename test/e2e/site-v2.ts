@@ -6,13 +6,14 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
+import { SITE_HOSTS_ARG } from '../helpers/chromium.js';
 import { launchChromium } from './harness.js';
 
 export const SITE_HOST = 'www.acme.test';
 
 /** Headless Chromium resolving *.acme.test to loopback. */
 export function launchChromiumForSites(): Promise<Browser> {
-  return launchChromium(['--host-resolver-rules=MAP *.acme.test 127.0.0.1']);
+  return launchChromium([SITE_HOSTS_ARG]);
 }
 
 export interface PageOptions {

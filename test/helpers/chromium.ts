@@ -8,6 +8,11 @@ import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
 const NAMES = ['chromium', 'chromium-browser'];
+
+/** Flags every test browser runs with (headless in a container, nothing fetched from Google's servers). */
+export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+/** The customer's pages of test/e2e/site-v2.ts are on *.acme.test: Chromium resolves those names to loopback. */
+export const SITE_HOSTS_ARG = '--host-resolver-rules=MAP *.acme.test 127.0.0.1';
 export const INSTALL_COMMAND = 'apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium fonts-dejavu-core';
 
 function executable(path: string): boolean {

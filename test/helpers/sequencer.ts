@@ -1,0 +1,36 @@
+// The order test files start in (vitest.config.ts sequence.sequencer). With two workers the run ends when the
+// last long file ends: a long file started late is the run's tail. vitest orders by the durations it cached on
+// the last run, but a fresh clone (CI after `npm ci`) has none; this list, longest first, holds on every machine.
+// Then the service's other files (vitest's order), then the other isolated ones (short), so that the shared runners
+// of the service's files are not stopped and restarted between them more than needed.
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/** The slowest files of a pass (measured: README "Suite speed"), longest first. */
+const LONG_FIRST = [
+  'test/e2e/console-screens.test.ts',
+  'test/webhooks-process.test.ts',
+  'test/e2e/sdk-v2.test.ts',
+  'test/e2e/console.test.ts',
+  'test/server.test.ts',
+  'test/e2e/sdk.test.ts',
+  'test/admin-cli.test.ts',
+  'test/promises.test.ts',
+  'test/fault-injection.test.ts',
+  'test/e2e/console-walk.test.ts',
+  'test/rate-limits.test.ts',
+  'test/e2e/sdk-v2-jurisdictions.test.ts',
+  'test/auth.test.ts',
+];
+
+export default class LongFirstSequencer extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const rank = (spec: TestSpecification) => {
+      const index = LONG_FIRST.findIndex((path) => spec.moduleId.endsWith(`/${path}`));
+      if (index >= 0) return index;
+      return spec.project.config.isolate ? LONG_FIRST.length + 1 : LONG_FIRST.length;
+    };
+    // Array.prototype.sort is stable: within a rank, vitest's order stays.
+    return sorted.sort((a, b) => rank(a) - rank(b));
+  }
+}
