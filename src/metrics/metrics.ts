@@ -29,8 +29,9 @@ export class RouteTiming {
     readonly method: string,
   ) {}
 
-  observe(status: number, started: bigint): void {
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  /** `started`: the request's `performance.now()`. */
+  observe(status: number, started: number): void {
+    const seconds = (performance.now() - started) / 1e3;
     let bound = 0;
     while (bound < DURATION_BOUNDS.length && seconds > DURATION_BOUNDS[bound]!) bound++;
     if (bound < DURATION_BOUNDS.length) this.buckets[bound]!++;
