@@ -27,7 +27,8 @@ export default defineConfig({
         // The service's tests share a worker's module graph (isolate: false): the service's modules, the GraphQL
         // schema and PGlite's WebAssembly are loaded once per worker instead of once per file (about 1.5 s of CPU
         // each). Files still start their own servers and databases and close them; none mocks a module.
-        test: { name: 'service', include: ['test/**/*.test.ts'], exclude: ISOLATED, isolate: false },
+        // Every PostgreSQL connection runs one query at a time, as pg@9 demands: test/helpers/one-query-per-connection.ts.
+        test: { name: 'service', include: ['test/**/*.test.ts'], exclude: ISOLATED, isolate: false, setupFiles: ['test/helpers/one-query-per-connection.ts'] },
       },
       { extends: true, test: { name: 'isolated', include: ISOLATED } },
     ],

@@ -101,7 +101,8 @@ describe.runIf(onPostgres)('PostgreSQL cut through a TCP proxy', () => {
   async function start(overrides: TestOverrides = {}, options: { now?: () => Date } = {}) {
     const log = logCapture();
     const server = await startTestServer(
-      { databaseUrl: proxy.url(databaseUrl), logLevel: 'info', rateLimits: { sdkConsentPerMinute: 1_000_000 }, ...overrides },
+      // DATABASE_WAIT_MS as in production (2 s): the waits are what these tests are about.
+      { databaseUrl: proxy.url(databaseUrl), databaseWaitMs: 2000, logLevel: 'info', rateLimits: { sdkConsentPerMinute: 1_000_000 }, ...overrides },
       { logDestination: log.destination, ...options },
     );
     servers.push(server);

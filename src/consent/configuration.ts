@@ -1,5 +1,5 @@
 import canonicalize from 'canonicalize';
-import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
+import { readTogether, type Db } from '../db/prisma.js';
 import { buildConfig, NOTICE_FIELDS } from './config.js';
 import { readDraft, readDrafts, type Draft } from './draft.js';
 import { experienceChanged, readExperience, readExperiences, type Experience } from './experience.js';
@@ -9,21 +9,21 @@ import { latestPublishedVersion, latestPublishedVersions, type PublishedVersion 
  * GET /consent: the draft, the latest version, and whether publishing would
  * change the published config or experience (before the first publish: whether the draft has anything).
  */
-export async function consentConfiguration(db: PrismaClient | Prisma.TransactionClient, projectId: string) {
-  const [draft, experience, latestVersion] = await Promise.all([
-    readDraft(db, projectId),
-    readExperience(db, projectId),
-    latestPublishedVersion(db, projectId),
+export async function consentConfiguration(db: Db, projectId: string) {
+  const [draft, experience, latestVersion] = await readTogether(db, [
+    () => readDraft(db, projectId),
+    () => readExperience(db, projectId),
+    () => latestPublishedVersion(db, projectId),
   ]);
   return summarise(draft, experience, latestVersion);
 }
 
 /** consentConfiguration of many projects in a fixed number of statements (the operator graph batches projects). */
-export async function consentConfigurations(db: PrismaClient | Prisma.TransactionClient, projectIds: readonly string[]) {
-  const [drafts, experiences, latest] = await Promise.all([
-    readDrafts(db, projectIds),
-    readExperiences(db, projectIds),
-    latestPublishedVersions(db, projectIds),
+export async function consentConfigurations(db: Db, projectIds: readonly string[]) {
+  const [drafts, experiences, latest] = await readTogether(db, [
+    () => readDrafts(db, projectIds),
+    () => readExperiences(db, projectIds),
+    () => latestPublishedVersions(db, projectIds),
   ]);
   return projectIds.map((id) => summarise(drafts.get(id)!, experiences.get(id) ?? null, latest.get(id) ?? null));
 }

@@ -1,8 +1,9 @@
 import { audited, changesOf, recordAudit } from '../audit/record.js';
 import { uuidv7 } from 'uuidv7';
 import { isUniqueViolation } from '../db/errors.js';
+import { readTogether, type Db } from '../db/prisma.js';
 import { conflict, notFound, validationFailed, type ValidationIssue } from '../errors.js';
-import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
+import type { Prisma } from '../generated/prisma/client.js';
 import type { Services } from '../services.js';
 import { parseInput } from '../validation.js';
 import { EMPTY_NOTICE, NOTICE_FIELDS, type CategoryView, type NoticeView, type PurposeView } from './config.js';
@@ -16,7 +17,6 @@ import {
   purposePatch,
 } from './validation.js';
 
-type Db = PrismaClient | Prisma.TransactionClient;
 
 export interface Draft {
   categories: CategoryView[];
@@ -31,10 +31,10 @@ const DRAFT_ORDER = [{ sortOrder: 'asc' }, { createdAt: 'asc' }, { id: 'asc' }] 
 
 /** The project's draft: every category and purpose, and the notice (empty strings when unset). */
 export async function readDraft(db: Db, projectId: string): Promise<Draft> {
-  const [categories, purposes, notice] = await Promise.all([
-    db.category.findMany({ where: { projectId }, select: CATEGORY_FIELDS, orderBy: [...DRAFT_ORDER] }),
-    db.purpose.findMany({ where: { projectId }, select: PURPOSE_FIELDS, orderBy: [...DRAFT_ORDER] }),
-    db.notice.findUnique({ where: { projectId } }),
+  const [categories, purposes, notice] = await readTogether(db, [
+    () => db.category.findMany({ where: { projectId }, select: CATEGORY_FIELDS, orderBy: [...DRAFT_ORDER] }),
+    () => db.purpose.findMany({ where: { projectId }, select: PURPOSE_FIELDS, orderBy: [...DRAFT_ORDER] }),
+    () => db.notice.findUnique({ where: { projectId } }),
   ]);
   return { categories, purposes, notice: noticeView(notice) };
 }
@@ -42,10 +42,10 @@ export async function readDraft(db: Db, projectId: string): Promise<Draft> {
 /** The drafts of many projects in three statements (the operator graph batches projects). */
 export async function readDrafts(db: Db, projectIds: readonly string[]): Promise<Map<string, Draft>> {
   const where = { projectId: { in: [...projectIds] } };
-  const [categories, purposes, notices] = await Promise.all([
-    db.category.findMany({ where, select: { ...CATEGORY_FIELDS, projectId: true }, orderBy: [...DRAFT_ORDER] }),
-    db.purpose.findMany({ where, select: { ...PURPOSE_FIELDS, projectId: true }, orderBy: [...DRAFT_ORDER] }),
-    db.notice.findMany({ where }),
+  const [categories, purposes, notices] = await readTogether(db, [
+    () => db.category.findMany({ where, select: { ...CATEGORY_FIELDS, projectId: true }, orderBy: [...DRAFT_ORDER] }),
+    () => db.purpose.findMany({ where, select: { ...PURPOSE_FIELDS, projectId: true }, orderBy: [...DRAFT_ORDER] }),
+    () => db.notice.findMany({ where }),
   ]);
   const drafts = new Map<string, Draft>(projectIds.map((id) => [id, { categories: [], purposes: [], notice: noticeView(null) }]));
   for (const { projectId, ...category } of categories) drafts.get(projectId)?.categories.push(category);

@@ -1,7 +1,8 @@
 import canonicalize from 'canonicalize';
 import { z } from 'zod';
 import { validationFailed, type ValidationIssue } from '../errors.js';
-import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
+import type { Db } from '../db/prisma.js';
+import type { Prisma } from '../generated/prisma/client.js';
 import type { Services } from '../services.js';
 import { parseInput } from '../validation.js';
 import type { Draft } from './draft.js';
@@ -11,7 +12,6 @@ import { UI_STRING_KEYS } from './ui-strings.js';
 import { isHttpsUrl, LIMITS, PURPOSE_KEY } from './validation.js';
 import { recordAudit } from '../audit/record.js';
 
-type Db = PrismaClient | Prisma.TransactionClient;
 
 // The experience: settings and translations published with each version (docs/consent.md, "Experience").
 // PUT replaces the whole object; a field left out takes its default. Objects are strict, so a
@@ -163,10 +163,8 @@ export async function readExperiences(db: Db, projectIds: readonly string[]): Pr
 export async function putExperience(services: Services, projectId: string, input: unknown): Promise<Experience> {
   const experience = parseInput(experienceInput, input);
   return withProjectLock(services, projectId, async (tx) => {
-    const [purposes, categories] = await Promise.all([
-      tx.purpose.findMany({ where: { projectId }, select: { key: true } }),
-      tx.category.findMany({ where: { projectId }, select: { id: true } }),
-    ]);
+    const purposes = await tx.purpose.findMany({ where: { projectId }, select: { key: true } });
+    const categories = await tx.category.findMany({ where: { projectId }, select: { id: true } });
     const issues = experienceReferenceIssues(experience, { purposes, categories });
     if (issues.length) throw validationFailed(issues);
     const settings = experience as unknown as Prisma.InputJsonObject;

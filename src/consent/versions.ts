@@ -1,7 +1,8 @@
 import { uuidv7 } from 'uuidv7';
 import { isUniqueViolation } from '../db/errors.js';
+import type { Db } from '../db/prisma.js';
 import { conflict, validationFailed, type ValidationIssue } from '../errors.js';
-import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
+import type { Prisma } from '../generated/prisma/client.js';
 import { notifyMembers } from '../notifications/notify.js';
 import type { Services } from '../services.js';
 import { sdkCache } from '../sdk/cache.js';
@@ -10,7 +11,6 @@ import { readDraft, withProjectLock } from './draft.js';
 import { experienceReferenceIssues, readExperience, type Experience } from './experience.js';
 import { changesOf, recordAudit } from '../audit/record.js';
 
-type Db = PrismaClient | Prisma.TransactionClient;
 
 /** A published, immutable version with its configuration snapshot. */
 export interface PublishedVersion {
@@ -61,7 +61,8 @@ export const evidencePath = (projectId: string, versionId: string) =>
 export async function publishDraft(services: Services, projectId: string, publishedById: string): Promise<PublishedVersion> {
   try {
     const published = await withProjectLock(services, projectId, async (tx) => {
-      const [draft, experience] = await Promise.all([readDraft(tx, projectId), readExperience(tx, projectId)]);
+      const draft = await readDraft(tx, projectId);
+      const experience = await readExperience(tx, projectId);
       const issues: ValidationIssue[] = [];
       if (!draft.purposes.length) issues.push({ path: ['purposes'], message: 'Publishing needs at least one purpose' });
       if (!/\S/.test(draft.notice.title)) issues.push({ path: ['notice', 'title'], message: 'Publishing needs a notice title' });

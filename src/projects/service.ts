@@ -24,10 +24,8 @@ export async function createProject(services: Services, organizationId: string, 
     (slug) =>
       services.db.prisma.$transaction(async (tx) => {
         await tx.$queryRaw`SELECT id FROM organizations WHERE id = ${organizationId} FOR UPDATE`;
-        const [{ projects: limit }, count] = await Promise.all([
-          entitlementsFor(tx, organizationId, now),
-          tx.project.count({ where: { organizationId } }),
-        ]);
+        const { projects: limit } = await entitlementsFor(tx, organizationId, now);
+        const count = await tx.project.count({ where: { organizationId } });
         if (count >= limit) {
           throw entitlementExceeded(`Your plan allows ${limit} project${limit === 1 ? '' : 's'}; upgrade to add more`);
         }

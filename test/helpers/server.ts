@@ -61,6 +61,7 @@ const GENEROUS_AUTH_LIMITS: Partial<Config['rateLimits']> = {
 // scrypt at N=2^10 instead of production's 2^17: every register and login is ~100 times cheaper.
 // test/auth.test.ts proves the default cost and the rehash at login on a server of its own.
 const TEST_PASSWORD_HASH_LOG_N = 10;
+const TEST_DATABASE_WAIT_MS = 10_000;
 
 export async function startTestServer(
   overrides: TestOverrides = {},
@@ -76,6 +77,9 @@ export async function startTestServer(
       logLevel: (process.env.TEST_LOG_LEVEL as Config['logLevel']) ?? 'silent',
       nodeEnv: 'test',
       passwordHashLogN: TEST_PASSWORD_HASH_LOG_N,
+      // A new PostgreSQL connection can take seconds to open on a machine running two suites at once (seen: a
+      // draft PUT answered 503 after the 2 s default). Tests of the bound set their own (test/outages.test.ts).
+      databaseWaitMs: TEST_DATABASE_WAIT_MS,
       // Counters of their own: a REDIS_URL in the environment would make every test server share them.
       redisUrl: undefined,
       ...overrides,
