@@ -52,6 +52,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     console.warn('dist/ looks older than the sources, but TypeScript is not installed: starting the existing build');
     process.exit(0);
   }
-  if (ifStale) console.log('dist/ is missing or older than the sources: building the service');
+  // On stderr: `npm start`'s stdout carries only the service's JSON log lines, `npm run admin --json` only JSON.
+  if (ifStale) console.error('dist/ is missing or older than the sources: building the service');
   build();
 }

@@ -8,7 +8,9 @@ import { operator, organization, type Operator } from './helpers/fixtures.js';
 import { freshDatabaseUrl, onPostgres, startTestServer, type TestServer } from './helpers/server.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
+// The compiled tool `npm run admin` runs (test/helpers/build-service.ts builds dist/ before the suite); one test
+// goes through npm itself.
+const CLI = join(ROOT, 'dist', 'src', 'admin', 'cli.js');
 
 interface Run {
   code: number;
@@ -17,9 +19,8 @@ interface Run {
 }
 
 /** Runs the admin tool as a separate process with the server's database configuration. */
-function cli(env: Record<string, string>, args: string[], via: 'tsx' | 'npm' = 'tsx'): Promise<Run> {
-  const [command, argv] =
-    via === 'npm' ? ['npm', ['run', '--silent', 'admin', '--', ...args]] : [TSX, [join(ROOT, 'src/admin/cli.ts'), ...args]];
+function cli(env: Record<string, string>, args: string[], via: 'node' | 'npm' = 'node'): Promise<Run> {
+  const [command, argv] = via === 'npm' ? ['npm', ['run', '--silent', 'admin', '--', ...args]] : [process.execPath, [CLI, ...args]];
   const { DATABASE_URL: _url, DATA_DIR: _dir, ...inherited } = process.env;
   return new Promise((resolve) => {
     execFile(command, argv, { cwd: ROOT, env: { ...inherited, ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
