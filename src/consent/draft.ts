@@ -17,7 +17,6 @@ import {
   purposePatch,
 } from './validation.js';
 
-
 export interface Draft {
   categories: CategoryView[];
   purposes: PurposeView[];

@@ -12,7 +12,6 @@ import { UI_STRING_KEYS } from './ui-strings.js';
 import { isHttpsUrl, LIMITS, PURPOSE_KEY } from './validation.js';
 import { recordAudit } from '../audit/record.js';
 
-
 // The experience: settings and translations published with each version (docs/consent.md, "Experience").
 // PUT replaces the whole object; a field left out takes its default. Objects are strict, so a
 // misspelt field is a 400 with its path rather than silently ignored.

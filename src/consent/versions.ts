@@ -11,7 +11,6 @@ import { readDraft, withProjectLock } from './draft.js';
 import { experienceReferenceIssues, readExperience, type Experience } from './experience.js';
 import { changesOf, recordAudit } from '../audit/record.js';
 
-
 /** A published, immutable version with its configuration snapshot. */
 export interface PublishedVersion {
   id: string;

@@ -11,22 +11,22 @@ type Query = (this: pg.Client, ...args: unknown[]) => unknown;
 const prototype = pg.Client.prototype as unknown as { query: Query; [PATCHED]?: true };
 
 if (!prototype[PATCHED]) {
-  const running = new WeakMap<object, number>();
+  const busy = new WeakSet<pg.Client>();
   const original = prototype.query;
-  const settle = (client: object) => running.set(client, (running.get(client) ?? 1) - 1);
+  const settle = (client: pg.Client) => busy.delete(client);
   prototype[PATCHED] = true;
   prototype.query = function (this: pg.Client, ...args: unknown[]) {
     // A query object of its own (pg-cursor, streams) or a pipelining client: outside this rule.
     const submittable = typeof (args[0] as { submit?: unknown } | null)?.submit === 'function';
     if (submittable || (this as { pipeline?: boolean }).pipeline) return original.apply(this, args);
-    if ((running.get(this) ?? 0) > 0) {
+    if (busy.has(this)) {
       const limit = Error.stackTraceLimit;
       Error.stackTraceLimit = 40; // deep enough to pass Prisma's frames and reach ours
       const error = new Error('A query was sent to a PostgreSQL connection still running another (pg@9 refuses this; see test/helpers/one-query-per-connection.ts)');
       Error.stackTraceLimit = limit;
       throw error;
     }
-    running.set(this, 1);
+    busy.add(this);
     try {
       return track(this, args);
     } catch (error) {
