@@ -1,8 +1,9 @@
 // The console's frame: the router (base /console), the signed-in gate, the layout with the organization
 // switcher and the navigation, and every screen lazy-loaded so the first load carries only this.
-import { lazy, Suspense, useEffect, useMemo, useState, type ComponentType, type LazyExoticComponent } from 'react';
+import { useEffect, useMemo, useState, type ComponentType } from 'react';
 import { Provider, useQuery } from 'urql';
 import { Link, Redirect, Route, Router, Switch, useLocation, useParams } from 'wouter';
+import { lazyComponent } from './components/lazy';
 import { ErrorState, Loading } from './components/states';
 import { ShellDocument, type ShellQuery } from './graphql/generated';
 import { createClient, isUnauthorized, whenSignedOut } from './lib/client';
@@ -12,8 +13,8 @@ import { paths, type ScreenProps } from './lib/screen';
 import { SignIn, SignUp } from './screens/auth';
 import { NotificationsLink } from './screens/notifications/badge';
 
-type Screen = LazyExoticComponent<ComponentType<ScreenProps>>;
-const screen = (load: () => Promise<{ default: ComponentType<ScreenProps> }>): Screen => lazy(load);
+type Screen = ComponentType<ScreenProps>;
+const screen = (load: () => Promise<{ default: Screen }>): Screen => lazyComponent(load);
 
 // console-core's screens
 const OrganizationHome = screen(() => import('./screens/organization-home'));
@@ -151,7 +152,7 @@ function Frame({ me, orgId, notFound, navigate }: { me: ShellQuery['me']; orgId?
       <div className={organization ? 'frame' : 'frame single'}>
         {organization && <Navigation context={context} />}
         <main id="main" tabIndex={-1}>
-          <Suspense fallback={<Loading />}>{content}</Suspense>
+          {content}
         </main>
       </div>
     </ProjectContextValue.Provider>

@@ -170,6 +170,25 @@ describe('every screen as the Owner', () => {
     await expect.poll(async () => (await page.getByRole('alert').allTextContents()).join(' ')).toMatch(/installationId|Installation|at most|characters|valid/i);
     await owner.close();
   });
+
+  it('a screen whose code does not arrive says so in words, and trying again reloads it', async () => {
+    const owner = await signedIn(browser, serviceUrl, t.owner);
+    const { page } = owner;
+    await page.route('**/console/assets/receipts-*.js', (route) => route.abort('connectionreset'));
+    await page.goto(`${serviceUrl}/console${projectPath('receipts')}`);
+    const alert = page.getByRole('alert');
+    await alert.getByText('This part of the console could not load').waitFor();
+    await alert.getByText(/Its code did not arrive/).waitFor();
+    // The frame stays usable around it: the navigation still leads elsewhere.
+    expect(await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Versions' }).isVisible()).toBe(true);
+    expect(await axeViolations(page)).toEqual([]);
+    await page.unroute('**/console/assets/receipts-*.js');
+    await alert.getByRole('button', { name: 'Try again' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Receipts' }).waitFor();
+    await page.getByRole('table').waitFor();
+    expect(owner.errors.filter((e) => !/receipts-.*\.js/.test(e))).toEqual([]);
+    await owner.close();
+  });
 });
 
 describe('versions', () => {

@@ -2,9 +2,10 @@
 // (translations side by side, Google Consent Mode, cookies, theme), a live preview with the real SDK v2, and
 // publishing, which says first whether visitors will be asked again (the draft's consentHash against the
 // latest version's) and what differs from the latest version. A Viewer sees it all read-only.
-import { lazy, Suspense, useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
+import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
-import { ErrorState, Loading, QueryState } from '../components/states';
+import { lazyComponent } from '../components/lazy';
+import { ErrorState, QueryState } from '../components/states';
 import { ConsentEditorDocument, PublishConsentDocument, SaveConsentDraftDocument, type ConsentEditorQuery } from '../graphql/generated';
 import { useCan } from '../lib/context';
 import { differences, draftInput, formFromDraft, stable, type DraftForm, type Experience } from '../lib/consent-model';
@@ -12,7 +13,7 @@ import type { ScreenProps } from '../lib/screen';
 import { DraftEditor } from './consent-draft';
 import { ExperienceEditor } from './consent-experience';
 
-const Preview = lazy(() => import('./consent-preview'));
+const Preview = lazyComponent(() => import('./consent-preview'), 'Loading the preview…');
 
 type Configuration = ConsentEditorQuery['consentConfiguration'];
 
@@ -96,9 +97,7 @@ function Editor({ projectId, configuration }: { projectId: string; configuration
         </div>
       </div>
       <aside className="editor-preview" aria-label="Live preview">
-        <Suspense fallback={<Loading label="Loading the preview…" />}>
-          <Preview projectId={projectId} form={form} experience={experience} version={configuration.draftConsentHash} />
-        </Suspense>
+        <Preview projectId={projectId} form={form} experience={experience} version={configuration.draftConsentHash} />
       </aside>
     </div>
   );
