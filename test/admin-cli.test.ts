@@ -1,11 +1,11 @@
 import { execFile, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operator, organization, type Operator } from './helpers/fixtures.js';
 import { freshDatabaseUrl, onPostgres, startTestServer, type TestServer } from './helpers/server.js';
+import { migratedDataDir } from './helpers/service-process.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 // The compiled tool `npm run admin` runs (test/helpers/build-service.ts builds dist/ before the suite); one test
@@ -38,7 +38,7 @@ const setups: { name: string; enabled: boolean; start(): Promise<{ server: TestS
     name: 'embedded database (DATA_DIR, through the running server)',
     enabled: true,
     async start() {
-      const dataDir = mkdtempSync(join(tmpdir(), 'admin-cli-'));
+      const dataDir = migratedDataDir('admin-cli-');
       const server = await startTestServer({ databaseUrl: undefined, dataDir });
       return { server, env: { DATA_DIR: dataDir }, cleanup: () => rmSync(dataDir, { recursive: true, force: true }) };
     },

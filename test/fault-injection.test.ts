@@ -1,12 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { operator, organization, project } from './helpers/fixtures.js';
 import { putDraft, publish } from './helpers/consent.js';
 import { createKey, sdkTeam } from './helpers/sdk.js';
 import { freshDatabaseUrl, onPostgres, send, startTestServer, type TestServer } from './helpers/server.js';
-import { connectSql, freePort, spawnService, type ServiceProcess } from './helpers/service-process.js';
+import { connectSql, freePort, migratedDataDir, spawnService, type ServiceProcess } from './helpers/service-process.js';
 
 // The receipt promise (decisions.md): a 201 means the receipt and its consent.updated outbox event are
 // committed, together. These tests make chosen statements fail with triggers installed in raw SQL and check
@@ -156,7 +154,7 @@ describe('a service process killed between commit and answer', () => {
       env = { DATABASE_URL: databaseUrl };
       target = { databaseUrl };
     } else {
-      const dataDir = mkdtempSync(join(tmpdir(), 'fault-'));
+      const dataDir = migratedDataDir('fault-');
       cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
       env = { DATA_DIR: dataDir };
       target = { dataDir };

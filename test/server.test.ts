@@ -11,6 +11,7 @@ import { openDatabase } from '../src/db/database.js';
 import { listMigrations } from '../src/db/migrate.js';
 import { PASSWORD } from './helpers/fixtures.js';
 import { startTestServer } from './helpers/server.js';
+import { migratedDataDir } from './helpers/service-process.js';
 import { socketPathFor } from '../src/db/socket.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -231,7 +232,9 @@ describe('npm start', () => {
 
 describe('graceful shutdown', () => {
   it('on SIGTERM stops accepting, finishes the request in flight, then exits 0', async () => {
-    const service = await startService('node', { DATA_DIR: 'memory://' });
+    const dataDir = migratedDataDir('sigterm-');
+    temps.push(dataDir);
+    const service = await startService('node', { DATA_DIR: dataDir });
     const body = JSON.stringify({ email: `slow-${Date.now()}@example.com`, password: PASSWORD, name: 'Slow' });
     const half = Math.floor(body.length / 2);
 
@@ -275,7 +278,9 @@ describe('graceful shutdown', () => {
 
 describe('the request log (src/logger.ts)', () => {
   it('writes a lone line within the flush interval, and the lines still buffered when the process exits', async () => {
-    const service = await startService('node', { DATA_DIR: 'memory://' });
+    const dataDir = migratedDataDir('log-');
+    temps.push(dataDir);
+    const service = await startService('node', { DATA_DIR: dataDir });
     const get = (id: string) => fetch(`http://127.0.0.1:${service.port}/api/ready`, { headers: { 'x-request-id': id } });
     // One request, then quiet: its line is far short of the 4 KB buffer, and the periodic flush writes it.
     expect((await get('lone-line')).status).toBe(200);

@@ -1,13 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import type pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { operator, organization, project } from './helpers/fixtures.js';
 import { freshDatabaseUrl, onPostgres, send, type TestServer } from './helpers/server.js';
 import { putDraft, publish } from './helpers/consent.js';
 import { createKey } from './helpers/sdk.js';
-import { connectSql, freePort, spawnService, type ServiceProcess } from './helpers/service-process.js';
+import { connectSql, freePort, migratedDataDir, spawnService, type ServiceProcess } from './helpers/service-process.js';
 import { startReceiver, verifySignature, type Receiver } from './helpers/webhook-receiver.js';
 
 // The service as it runs in production: separate processes, killed and restarted.
@@ -23,7 +21,7 @@ async function database(): Promise<{ env: Record<string, string>; target: { data
     const databaseUrl = (await freshDatabaseUrl())!;
     return { env: { DATABASE_URL: databaseUrl }, target: { databaseUrl } };
   }
-  const dataDir = mkdtempSync(join(tmpdir(), 'webhooks-'));
+  const dataDir = migratedDataDir('webhooks-');
   cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
   return { env: { DATA_DIR: dataDir }, target: { dataDir } };
 }

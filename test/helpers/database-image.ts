@@ -2,13 +2,16 @@
 // creating and migrating its own (on the embedded database, initdb alone is most of a server's start-up).
 // - Embedded: a PGlite dump of a migrated in-memory database, kept in node_modules/.cache and reused while
 //   the migrations and the PGlite version are unchanged; TEST_PGLITE_IMAGE names the file for the workers.
+//   Beside it the same database as a data directory on disk (TEST_PGLITE_DATA_DIR), which tests copy into the
+//   DATA_DIR of a service they run in a process of its own (test/helpers/service-process.ts, migratedDataDir).
 // - PostgreSQL: a template database migrated once (`CREATE DATABASE ... TEMPLATE`), named in TEST_PG_TEMPLATE,
 //   marked IS_TEMPLATE so that a cleanup of test_* databases by a concurrent run cannot drop it.
 // A test that needs an empty database (test/migrations.test.ts) still gets one from freshDatabaseUrl().
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { openDatabase } from '../../src/db/database.js';
 import { listMigrations, migrate } from '../../src/db/migrate.js';
@@ -41,6 +44,19 @@ async function pgliteImage(): Promise<string> {
     }
   }
   return file;
+}
+
+/** The image as a data directory on disk (a service given it as DATA_DIR starts without initdb or migrations). */
+async function pgliteDataDir(image: string): Promise<string> {
+  const dir = image.replace(/\.tar$/, '-data');
+  if (!existsSync(dir)) {
+    const partial = `${dir}.${process.pid}`;
+    rmSync(partial, { recursive: true, force: true });
+    const db = await PGlite.create(partial, { loadDataDir: new Blob([readFileSync(image)]) });
+    await db.close();
+    renameSync(partial, dir); // a concurrent run sees a whole directory or none
+  }
+  return dir;
 }
 
 async function withAdmin<T>(adminUrl: string, fn: (admin: pg.Client) => Promise<T>): Promise<T> {
@@ -93,7 +109,9 @@ async function postgresTemplate(adminUrl: string): Promise<() => Promise<void>> 
 }
 
 export default async function setup(): Promise<(() => Promise<void>) | void> {
+  // The embedded database's image on a PostgreSQL run too: some tests run the embedded database explicitly.
+  process.env.TEST_PGLITE_IMAGE = await pgliteImage();
+  process.env.TEST_PGLITE_DATA_DIR = await pgliteDataDir(process.env.TEST_PGLITE_IMAGE);
   const adminUrl = process.env.TEST_DATABASE_URL;
   if (adminUrl) return postgresTemplate(adminUrl);
-  process.env.TEST_PGLITE_IMAGE = await pgliteImage();
 }

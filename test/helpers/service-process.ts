@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 
@@ -12,6 +15,19 @@ export async function freePort(): Promise<number> {
   const { port } = probe.address() as { port: number };
   await new Promise((done) => probe.close(done));
   return port;
+}
+
+/**
+ * A new DATA_DIR (under the system's temporary directory) that already holds the migrated embedded database:
+ * a copy of the one the run's global setup made (test/helpers/database-image.ts), so a service started on it
+ * skips initdb and the migrations (4.3 s to ready on an empty directory, 1.7 s on a copy). Empty outside
+ * vitest. Tests of a first start on an empty directory make their own.
+ */
+export function migratedDataDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const seed = process.env.TEST_PGLITE_DATA_DIR;
+  if (seed) cpSync(seed, dir, { recursive: true });
+  return dir;
 }
 
 export interface ServiceProcess {
