@@ -54,7 +54,12 @@ async function pgliteDataDir(image: string): Promise<string> {
     rmSync(partial, { recursive: true, force: true });
     const db = await PGlite.create(partial, { loadDataDir: new Blob([readFileSync(image)]) });
     await db.close();
-    renameSync(partial, dir); // a concurrent run sees a whole directory or none
+    try {
+      renameSync(partial, dir); // a concurrent run sees a whole directory or none
+    } catch (error) {
+      if (!existsSync(dir)) throw error;
+      rmSync(partial, { recursive: true, force: true }); // a concurrent run made it first
+    }
   }
   return dir;
 }
