@@ -5,6 +5,6 @@ import { build, distIsFresh } from '../../scripts/build.mjs';
 
 export default function setup(): void {
   if (distIsFresh()) return;
-  console.log('dist/ is missing or older than the sources: building the service (npm run build)');
+  console.log('dist/ is missing or older than the sources: building the service (scripts/build.mjs)');
   build();
 }
