@@ -182,6 +182,7 @@ describe('every screen as the Owner', () => {
     // The frame stays usable around it: the navigation still leads elsewhere.
     expect(await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Versions' }).isVisible()).toBe(true);
     expect(await axeViolations(page)).toEqual([]);
+    await screenshots(page, 'receipts-code-missing');
     await page.unroute('**/console/assets/receipts-*.js');
     await alert.getByRole('button', { name: 'Try again' }).click();
     await page.getByRole('heading', { level: 1, name: 'Receipts' }).waitFor();

@@ -8,7 +8,7 @@
 //   marked IS_TEMPLATE so that a cleanup of test_* databases by a concurrent run cannot drop it.
 // A test that needs an empty database (test/migrations.test.ts) still gets one from freshDatabaseUrl().
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
@@ -32,7 +32,8 @@ function imageKey(): string {
 
 async function pgliteImage(): Promise<string> {
   const dir = join(ROOT, 'node_modules/.cache/consent-service');
-  const file = join(dir, `pglite-${imageKey()}.tar`);
+  const key = imageKey();
+  const file = join(dir, `pglite-${key}.tar`);
   if (!existsSync(file)) {
     const db = await openDatabase({ dataDir: 'memory://' });
     try {
@@ -48,6 +49,10 @@ async function pgliteImage(): Promise<string> {
       const partial = `${file}.${process.pid}`;
       writeFileSync(partial, Buffer.from(await dump.arrayBuffer()));
       renameSync(partial, file); // a concurrent run sees a whole file or none
+      // Images of older migrations (26 MB each, and their data directories) would pile up otherwise.
+      for (const name of readdirSync(dir)) {
+        if (name.startsWith('pglite-') && !name.startsWith(`pglite-${key}`)) rmSync(join(dir, name), { recursive: true, force: true });
+      }
     } finally {
       await db.close();
     }
