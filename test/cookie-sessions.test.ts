@@ -40,18 +40,23 @@ const orgCount = async (userId: string) =>
   );
 
 describe('POST /api/platform/auth/login?session=cookie', () => {
-  it('answers exactly like the normal login and also sets an HttpOnly, SameSite=Strict, Path=/ cookie', async () => {
+  it('answers { user } without the token and sets it in an HttpOnly, SameSite=Strict, Path=/ cookie', async () => {
     const alice = await operator(server, 'Alice');
     const plain = await server.request('POST', LOGIN, { body: { email: alice.email, password: PASSWORD } });
-    const { res, setCookie } = await cookieLogin(server, alice);
+    const { res, setCookie, cookie } = await cookieLogin(server, alice);
 
+    // The bearer login keeps the contract's answer exactly.
     expect(plain.headers.get('set-cookie')).toBeNull();
-    expect(Object.keys(res.body)).toEqual(Object.keys(plain.body));
+    expect(Object.keys(plain.body)).toEqual(['token', 'user']);
+    // The cookie login: no script ever holds the token (extensions.md section 9), the user is the same.
+    expect(Object.keys(res.body)).toEqual(['user']);
+    expect(res.text).not.toContain(cookie.split('=')[1]);
     expect(Object.keys(res.body.user)).toEqual(Object.keys(plain.body.user));
     expect(res.body.user).toEqual(plain.body.user);
     expect(res.headers.get('content-type')).toBe(plain.headers.get('content-type'));
-    // The cookie carries this login's own token, for as long as the session lives; not Secure outside production.
-    expect(setCookie).toBe(`consent_session=${res.body.token}; Max-Age=${SESSION_LIFETIME_SECONDS}; Path=/; HttpOnly; SameSite=Strict`);
+    // The cookie carries a session token of its own, for as long as the session lives; not Secure outside production.
+    expect(setCookie).toMatch(new RegExp(`^consent_session=[A-Za-z0-9_-]{43}; Max-Age=${SESSION_LIFETIME_SECONDS}; Path=/; HttpOnly; SameSite=Strict$`));
+    expect((await me(consoleHeaders(cookie))).body.user.email).toBe(alice.email);
   });
 
   it('refuses any other `session` value with 400 validation_failed, before a session is made', async () => {
@@ -172,13 +177,13 @@ describe('cross-site requests carrying the cookie authenticate nothing', () => {
 describe('POST /api/platform/auth/logout with a cookie session', () => {
   it('revokes the session and clears the cookie', async () => {
     const frank = await operator(server, 'Frank');
-    const { res, cookie } = await cookieLogin(server, frank);
+    const { cookie } = await cookieLogin(server, frank);
     const out = await server.request('POST', LOGOUT, { headers: consoleHeaders(cookie) });
     expect(out.status).toBe(200);
     expect(out.body).toEqual({ success: true });
     expect(out.headers.get('set-cookie')).toBe('consent_session=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict');
     expect((await me(consoleHeaders(cookie))).status).toBe(401);
-    expect((await me({ authorization: `Bearer ${res.body.token}` })).status).toBe(401);
+    expect((await me({ authorization: `Bearer ${cookie.split('=')[1]}` })).status).toBe(401);
     // The bearer login of the same user is another session and lives on.
     expect((await me({ authorization: `Bearer ${frank.token}` })).status).toBe(200);
   });
@@ -210,11 +215,37 @@ describe('in production', () => {
   });
   afterAll(() => production?.close());
 
-  it('the cookie is Secure, and is accepted from PUBLIC_BASE_URL’s origin (https only)', async () => {
+  it('the cookie is __Host-consent_session: Secure, Path=/, no Domain, and the answer holds no token', async () => {
+    const judy = await operator(production, 'Judy');
+    const { res, setCookie, cookie } = await cookieLogin(production, judy);
+    const [pair, ...attributes] = setCookie.split('; ');
+    expect(pair).toMatch(/^__Host-consent_session=[A-Za-z0-9_-]{43}$/);
+    expect(attributes).toEqual([`Max-Age=${SESSION_LIFETIME_SECONDS}`, 'Path=/', 'HttpOnly', 'Secure', 'SameSite=Strict']);
+    expect(setCookie.toLowerCase()).not.toContain('domain=');
+    expect(res.body).toEqual({ user: expect.objectContaining({ email: judy.email }) });
+    const asConsole = (cookieHeader: string) =>
+      production.request('GET', ME, { headers: { cookie: cookieHeader, 'x-consent-console': '1', origin: PUBLIC } });
+    expect((await asConsole(cookie)).status).toBe(200);
+
+    // A plain `consent_session` cookie (what a sibling subdomain could plant for the parent domain) counts for
+    // nothing in production, even with a valid session token in it.
+    const token = cookie.split('=')[1]!;
+    expect(await asConsole(`consent_session=${token}`)).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
+    expect((await asConsole(`consent_session=${judy.token}`)).status).toBe(401);
+    // Logout clears the __Host- cookie with the same attributes.
+    const out = await production.request('POST', LOGOUT, { headers: { cookie, 'x-consent-console': '1', origin: PUBLIC } });
+    expect(out.headers.get('set-cookie')).toBe('__Host-consent_session=; Max-Age=0; Path=/; HttpOnly; Secure; SameSite=Strict');
+  });
+
+  it('outside production the __Host- name is not read (each mode reads only its own name)', async () => {
+    const kim = await operator(server, 'Kim');
+    expect((await me(consoleHeaders(`__Host-consent_session=${kim.token}`))).status).toBe(401);
+    expect((await me(consoleHeaders(`consent_session=${kim.token}`))).status).toBe(200);
+  });
+
+  it('the cookie is accepted from PUBLIC_BASE_URL’s origin (https only)', async () => {
     const ivan = await operator(production, 'Ivan');
-    const { setCookie, cookie } = await cookieLogin(production, ivan);
-    expect(setCookie.split('; ')).toContain('Secure');
-    expect(setCookie.split('; ')).toEqual(expect.arrayContaining(['HttpOnly', 'SameSite=Strict', 'Path=/']));
+    const { cookie } = await cookieLogin(production, ivan);
 
     const asConsole = (origin: string) =>
       production.request('GET', ME, { headers: { cookie, 'x-consent-console': '1', origin } });

@@ -184,13 +184,13 @@ describe('?jurisdiction= (testing override)', () => {
     expect(bearer.body.jurisdiction).toEqual({ code: 'US-CA', rule: 'us-state-privacy' });
     expect(bearer.headers.get('cache-control')).toBe('no-store');
     const cookie = await prod.request('GET', `/api/sdk/v2/config?key=${p.key.secret}&jurisdiction=US-TX`, {
-      headers: { ...at('DE'), cookie: `consent_session=${p.owner.token}`, 'x-consent-console': '1', origin: new URL(prod.url).origin },
+      headers: { ...at('DE'), cookie: `__Host-consent_session=${p.owner.token}`, 'x-consent-console': '1', origin: new URL(prod.url).origin },
     });
     expect(cookie.status, cookie.text).toBe(200);
     expect(cookie.body.jurisdiction).toEqual({ code: 'US-TX', rule: 'us-state-privacy' });
     // The cookie without the console's header counts for nothing.
     const plainCookie = await prod.request('GET', `/api/sdk/v2/config?key=${p.key.secret}&jurisdiction=US-TX`, {
-      headers: { ...at('DE'), cookie: `consent_session=${p.owner.token}` },
+      headers: { ...at('DE'), cookie: `__Host-consent_session=${p.owner.token}` },
     });
     expect(plainCookie.body.jurisdiction).toEqual({ code: 'DE', rule: 'eea-uk-ch' });
     const graphql = await prod.request('POST', '/graphql', {

@@ -35,8 +35,9 @@ export const authRoutes = [
     requestBody: z.object({ email: z.string(), password: z.string() }),
     queryParams: z.object({
       session: z.enum(['cookie']).optional().describe(
-        'Extension for the operator console: `cookie` answers exactly like a normal login and also sets the ' +
-          '`consent_session` cookie (HttpOnly, SameSite=Strict, Path=/, Secure in production, Max-Age = the session lifetime). ' +
+        'Extension for the operator console: `cookie` answers `{ user }` without the token and sets the session cookie instead: ' +
+          '`__Host-consent_session` in production (Secure, Path=/, no Domain), `consent_session` in development and tests ' +
+          '(browsers refuse `__Host-` without Secure over http); HttpOnly, SameSite=Strict, Max-Age = the session lifetime. ' +
           'The cookie authenticates only requests with `X-Consent-Console: 1` and the service\'s own `Origin`; ' +
           'a bearer token, when present, wins. Any other value is 400 validation_failed. See docs/console-sessions.md.',
       ),
@@ -45,13 +46,18 @@ export const authRoutes = [
       cookieSessionWanted(req); // refuses a bad `session` before any session is made
       return { input: pick(req.body, ['email', 'password']) };
     },
-    respond: (data, req) => ({
-      status: 200,
-      body: data.login,
-      ...(cookieSessionWanted(req) && { headers: { 'Set-Cookie': sessionCookie(data.login.token, req.services.config) } }),
-    }),
+    respond: (data, req) =>
+      cookieSessionWanted(req)
+        ? // The token goes only into the HttpOnly cookie: no script of the console ever holds it.
+          { status: 200, body: { user: data.login.user }, headers: { 'Set-Cookie': sessionCookie(data.login.token, req.services.config) } }
+        : { status: 200, body: data.login },
     responses: {
-      200: { description: 'Logged in (with `?session=cookie`, also Set-Cookie: consent_session)', schema: z.object({ token: z.string(), user: User }) },
+      200: {
+        description:
+          'Logged in: `{ token, user }`. With `?session=cookie`: `{ user }` only, the token is in the Set-Cookie header ' +
+          '(`__Host-consent_session` in production, `consent_session` otherwise)',
+        schema: z.union([z.object({ token: z.string(), user: User }), z.object({ user: User })]),
+      },
       ...validationError,
       401: { description: 'Invalid credentials (same body for unknown e-mail and wrong password)', schema: ErrorBody },
       ...rateLimited,

@@ -3,8 +3,15 @@ import type { Config } from '../config.js';
 import { bearerToken } from '../http/headers.js';
 import { SESSION_LIFETIME_MS } from './sessions.js';
 
-/** The console's session cookie: the same opaque token a bearer login returns. */
-export const SESSION_COOKIE = 'consent_session';
+/**
+ * The console's session cookie: the same opaque token a bearer login returns. Production names it with the
+ * `__Host-` prefix: browsers accept such a cookie only when it is Secure, Path=/ and has no Domain, so a sibling
+ * subdomain cannot plant one for our host (session fixation). Over plain http (development, tests) browsers refuse
+ * a `__Host-` cookie, so there it keeps the plain name. Each mode reads only its own name.
+ */
+export function sessionCookieName(config: Pick<Config, 'production'>): string {
+  return config.production ? '__Host-consent_session' : 'consent_session';
+}
 /** The header the console sends; a cross-site form or image cannot, and a cross-site fetch needs a preflight for it. */
 export const CONSOLE_HEADER = 'x-consent-console';
 
@@ -25,7 +32,7 @@ export function sessionCredential(header: HeaderReader, config: Pick<Config, 'pu
   const bearer = bearerToken(header('authorization'));
   if (bearer) return { token: bearer, via: 'bearer' };
   if (!isConsoleRequest(header, config)) return undefined;
-  const token = parseCookie(header('cookie') ?? '')[SESSION_COOKIE];
+  const token = parseCookie(header('cookie') ?? '')[sessionCookieName(config)];
   return token ? { token, via: 'cookie' } : undefined;
 }
 
@@ -49,7 +56,7 @@ export function isConsoleRequest(header: HeaderReader, config: Pick<Config, 'pub
 
 /** The Set-Cookie value of a console login: lives as long as the session it carries. */
 export function sessionCookie(token: string, config: Pick<Config, 'production'>): string {
-  return stringifySetCookie(SESSION_COOKIE, token, {
+  return stringifySetCookie(sessionCookieName(config), token, {
     ...COOKIE_ATTRIBUTES,
     secure: config.production,
     maxAge: Math.floor(SESSION_LIFETIME_MS / 1000),
@@ -58,7 +65,8 @@ export function sessionCookie(token: string, config: Pick<Config, 'production'>)
 
 /** The Set-Cookie value that makes the browser forget the session cookie. */
 export function clearedSessionCookie(config: Pick<Config, 'production'>): string {
-  return stringifySetCookie(SESSION_COOKIE, '', { ...COOKIE_ATTRIBUTES, secure: config.production, maxAge: 0 });
+  return stringifySetCookie(sessionCookieName(config), '', { ...COOKIE_ATTRIBUTES, secure: config.production, maxAge: 0 });
 }
 
+// Never a Domain: the cookie stays with this host (and `__Host-` requires it).
 const COOKIE_ATTRIBUTES = { httpOnly: true, sameSite: 'strict', path: '/' } as const;
