@@ -448,14 +448,14 @@ ${script.replaceAll('<script>', `<script nonce="${nonce}">`)}
  * at its next init (docs/sdk-api.md, "Hosted preferences for a site").
  */
 function preferencesPage(key: string): RestResponse {
-  // SDK v2, in the visitor's language (the page's own lang is fixed); it also files receipts under the
-  // installation in #i= by itself on this page (sdk/src/v2/index.ts), the storage loan below keeps v1-era
-  // behaviour and lets the dialog start from the site's latest decision.
+  // SDK v2, in the visitor's language (the page's own lang is fixed). The SDK files receipts under the
+  // installation in #i= by itself on this page, and without one under an id of this project's own (never one
+  // shared by every operator's page on this origin: sdk/src/v2/index.ts). The script below only lets the
+  // dialog start from the site's latest decision.
   const script = `<script src="/sdk/v2/consent.js"></script>
 <script>
 (function () {
   var KEY = ${JSON.stringify(key).replaceAll('<', '\\u003c')};
-  var ID = 'consent:installationId';
   var match = /^#i=([A-Za-z0-9_-]{8,64})$/.exec(location.hash);
   var site = match && match[1];
   function start() {
@@ -472,19 +472,7 @@ function preferencesPage(key: string): RestResponse {
     });
   }
   if (!site) return start();
-  // The SDK files receipts under the installation id in this origin's storage: lend it the site's for
-  // this page's life, and put the site's latest decision where the SDK reads it, so the dialog starts from it.
-  var previous = null;
-  try {
-    previous = localStorage.getItem(ID);
-    localStorage.setItem(ID, site);
-    addEventListener('pagehide', function () {
-      try { previous ? localStorage.setItem(ID, previous) : localStorage.removeItem(ID); } catch (e) {}
-    });
-  } catch (e) {
-    site = null;
-    return start();
-  }
+  // Put the site's latest decision where the SDK reads it (this project's slot), so the dialog starts from it.
   var auth = { Authorization: 'Bearer ' + KEY };
   Promise.all([
     fetch('/api/sdk/v1/config', { headers: auth }).then(function (r) { return r.ok ? r.json() : null; }),

@@ -46,15 +46,19 @@ export function writeDecision(projectId: string, decision: Decision): boolean {
 
 const ID_PATTERN = /^[A-Za-z0-9_-]{8,64}$/;
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-';
-// Used when storage is blocked: the same id for every receipt of this page's life.
-let memoryId: string | undefined;
+// Used when storage is blocked: the same id for every receipt of this page's life (per slot).
+const memoryIds: Record<string, string> = {};
 
-/** The visitor's pseudonymous id (service contract: 8–64 of [A-Za-z0-9_-]); created on first use. */
-export function installationId(): string {
-  const stored = read(INSTALLATION_KEY);
+/**
+ * The visitor's pseudonymous id (service contract: 8–64 of [A-Za-z0-9_-]); created on first use. A `scope` (a
+ * project id) keeps an id of its own for that project: the service's own origin serves every operator's hosted
+ * page, and one id there would let unrelated operators link a visitor (v2/index.ts).
+ */
+export function installationId(scope = ''): string {
+  const key = INSTALLATION_KEY + scope;
+  const stored = read(key);
   if (stored && ID_PATTERN.test(stored)) return stored;
   // 22 characters of a 64-letter alphabet: 132 random bits.
-  memoryId ||= Array.from(crypto.getRandomValues(new Uint8Array(22)), (b) => ALPHABET[b & 63]).join('');
-  write(INSTALLATION_KEY, memoryId);
-  return memoryId;
+  write(key, (memoryIds[key] ||= Array.from(crypto.getRandomValues(new Uint8Array(22)), (b) => ALPHABET[b & 63]).join('')));
+  return memoryIds[key]!;
 }

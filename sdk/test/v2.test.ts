@@ -274,12 +274,16 @@ describe('hosted preferences page', () => {
       expect(posts(calls)[0]!.body!.installationId).toBe('site-installation-1');
       await vi.waitFor(() => expect(hook('banner')).toBeNull());
       clear();
-      // Any other page (here: another path of the same origin) keeps its own installation.
+      // Any other page (here: another path of the same origin) keeps its own installation; on the service's
+      // origin, one of this project's own (every operator's hosted page is there: never one id for all of them).
       happy.setURL(`${BASE}/elsewhere#i=site-installation-1`);
+      localStorage.setItem('consent:installationId', 'origin-wide-installation');
       const other = await start({ apiBaseUrl: undefined });
       click('accept-all');
       await vi.waitFor(() => expect(posts(other.calls)).toHaveLength(1));
-      expect(posts(other.calls)[0]!.body!.installationId).toBe(localStorage.getItem('consent:installationId'));
+      const own = posts(other.calls)[0]!.body!.installationId;
+      expect(own).toBe(localStorage.getItem(`consent:installationId:${PROJECT}`));
+      expect(own).toMatch(/^[A-Za-z0-9_-]{22}$/);
     } finally {
       happy.setURL(here);
     }

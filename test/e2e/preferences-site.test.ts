@@ -101,12 +101,48 @@ describe('hosted preferences for a site', () => {
       createdAt: expect.any(String),
     });
 
-    // The hosted page lent the id only for its life: its own origin keeps (or gets) an installation of its own.
+    // The site's id was used only for that page: without #i= the hosted page has an installation of its own.
     await preferences.close({ runBeforeUnload: true });
     const own = await newPage();
     await own.goto(`${serviceUrl}/preferences?key=${project.key}`);
     await own.locator(hook('dialog')).waitFor();
-    expect(await own.evaluate(() => localStorage.getItem('consent:installationId'))).not.toBe(installation);
+    await own.locator(hook('save')).click();
+    await own.locator(hook('dialog')).waitFor({ state: 'detached' });
+    const [latest] = await project.receipts();
+    expect(latest!.installationId).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(latest!.installationId).not.toBe(installation);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('gives a visitor of the hosted page one installation id per project, so two operators cannot link them', async () => {
+    // Two unrelated operators (an organization each); the visitor saves on both hosted pages in one browser.
+    const [a, b] = [await setupProject(server, [site.origin]), await setupProject(server, [site.origin])];
+    const saveAt = async (project: typeof a, fragment = '') => {
+      const page = await newPage();
+      await page.goto(`${serviceUrl}/preferences?key=${project.key}${fragment}`);
+      const dialog = page.locator(hook('dialog'));
+      await dialog.waitFor();
+      await page.locator(purpose('analytics')).check();
+      await page.locator(hook('save')).click();
+      await dialog.waitFor({ state: 'detached' });
+      await page.close();
+      const [latest] = await project.receipts();
+      return latest!.installationId;
+    };
+    const atA = await saveAt(a);
+    const atB = await saveAt(b);
+    expect(atA).not.toBe(atB);
+    // The same project keeps its id on the next visit.
+    expect(await saveAt(a)).toBe(atA);
+
+    // What B could try with the id it saw and A's public key: /decision knows no decision of that id at A.
+    const decision = (key: string, installation: string) =>
+      server.request('GET', '/api/sdk/v2/decision', { token: key, headers: { 'x-consent-installation': installation } });
+    expect((await decision(a.key, atB)).body).toEqual({ decision: null });
+    expect((await decision(a.key, atA)).body.decision.choices).toMatchObject({ analytics: true });
+
+    // An id the site passes in the fragment still wins over the page's own.
+    expect(await saveAt(b, '#i=site_installation_for_b')).toBe('site_installation_for_b');
     expect(pageErrors).toEqual([]);
   });
 

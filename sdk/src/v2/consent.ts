@@ -37,7 +37,8 @@ export class Consent {
     private readonly api: Api,
     /** The browser sent Global Privacy Control. */
     readonly gpc: boolean,
-    private readonly installation: () => string,
+    /** The installation id receipts are filed under, for the given project. */
+    private readonly installation: (projectId: string) => string,
   ) {}
 
   get mode(): Mode {
@@ -52,7 +53,7 @@ export class Consent {
     // Only then is the service asked (never on every page load); a failure keeps the local decision.
     if (read(prefsMarker(projectId))) {
       try {
-        const remote = await this.api.getDecision(this.installation());
+        const remote = await this.api.getDecision(this.installation(projectId));
         remove(prefsMarker(projectId));
         if (remote?.consentHash === version.consentHash && !(stored && stored.consentHash === remote.consentHash && stored.decidedAt >= remote.createdAt)) {
           stored = { consentHash: remote.consentHash, versionNumber: version.number, choices: remote.choices, decidedAt: remote.createdAt, mode };
@@ -166,7 +167,7 @@ export class Consent {
         versionId: version.id,
         consentHash: version.consentHash,
         choices,
-        installationId: this.installation(),
+        installationId: this.installation(projectId),
         timestamp: new Date().toISOString(),
         sdkVersion: SDK_VERSION,
         locale,

@@ -53,7 +53,10 @@ async function start(key: string, base: string, options: InitOptions): Promise<C
   const gpc = (navigator as Navigator & { globalPrivacyControl?: boolean }).globalPrivacyControl === true;
   const onError = (err: ConsentError) => call(options.onError, err);
   const hosted = hostedInstallation(base);
-  const consent = new Consent(createApi(base, key), gpc, () => hosted || installationId());
+  // On the service's own origin (the hosted /preferences page of every operator) the visitor gets one id per
+  // project, never one for the origin: otherwise two operators would see the same id for one visitor.
+  const installation = (projectId: string) => hosted || installationId(location.origin == base ? ':' + projectId : '');
+  const consent = new Consent(createApi(base, key), gpc, installation);
   const listeners = new Set<(state: ConsentState) => void>();
   let ui: Ui;
   let scripts: ReturnType<typeof blocker>;
@@ -103,6 +106,7 @@ async function start(key: string, base: string, options: InitOptions): Promise<C
     onError(e);
     throw e;
   }
+  const projectId = consent.config!.projectId;
   let destroyed = false;
   const client: ConsentClient = Object.freeze({
     hasConsent: has,
@@ -114,7 +118,7 @@ async function start(key: string, base: string, options: InitOptions): Promise<C
     },
     preferencesUrl() {
       consent.markPreferences();
-      return `${base}/preferences?key=${encodeURIComponent(key)}#i=${hosted || installationId()}`;
+      return `${base}/preferences?key=${encodeURIComponent(key)}#i=${installation(projectId)}`;
     },
     destroy() {
       // Twice is harmless, and must not forget a newer client registered under the same key.
