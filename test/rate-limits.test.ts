@@ -2,7 +2,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { PASSWORD } from './helpers/fixtures.js';
+import { PASSWORD, operator, organization } from './helpers/fixtures.js';
 import { startTestServer, type TestServer, type TestOverrides } from './helpers/server.js';
 
 const REGISTER = '/api/platform/auth/register';
@@ -43,7 +43,7 @@ function expectRateLimited(res: Awaited<ReturnType<TestServer['request']>>, limi
 }
 
 describe('defaults', () => {
-  it('are the decisions and extensions.md: register 10/IP/hour, login 20/IP/15 min, failed logins 5 per (e-mail, address) and 50 per e-mail per 15 min, SDK 600, 120 and 600 per minute', () => {
+  it('are the decisions and extensions.md: register 10/IP/hour, login 20/IP/15 min, failed logins 5 per (e-mail, address) and 50 per e-mail per 15 min, SDK 600, 120 and 600 per minute, 20 member additions per organization per hour', () => {
     expect(DEFAULTS).toEqual({
       registerPerHour: 10,
       loginPerIp: 20,
@@ -53,6 +53,7 @@ describe('defaults', () => {
       sdkConsentPerMinute: 120,
       sdkConsentPerAddressPerMinute: 600,
       graphqlPerMinute: 600,
+      memberAdditionsPerHour: 20,
     });
     expect(
       loadConfig({
@@ -61,8 +62,9 @@ describe('defaults', () => {
         RATE_LIMIT_LOGIN_FAILED_PER_EMAIL_AND_ADDRESS: '2',
         RATE_LIMIT_LOGIN_FAILED_PER_EMAIL: '7',
         RATE_LIMIT_SDK_CONSENT_PER_ADDRESS_PER_MINUTE: '9',
+        RATE_LIMIT_MEMBER_ADDITIONS_PER_HOUR: '11',
       }).rateLimits,
-    ).toMatchObject({ registerPerHour: 3, loginPerIp: 4, loginFailedPerEmailAndAddress: 2, loginFailedPerEmail: 7, sdkConsentPerAddressPerMinute: 9 });
+    ).toMatchObject({ registerPerHour: 3, loginPerIp: 4, loginFailedPerEmailAndAddress: 2, loginFailedPerEmail: 7, sdkConsentPerAddressPerMinute: 9, memberAdditionsPerHour: 11 });
   });
 });
 
@@ -286,6 +288,25 @@ describe.skipIf(!redisAnswers && !redisExpected)('with REDIS_URL', () => {
     const redis = new Redis(REDIS_URL);
     try {
       expect(await redis.exists(`rl:register-ip:${ip}`)).toBe(1);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('counts member additions per organization in Redis too', async () => {
+    const server = await start({ redisUrl: REDIS_URL, rateLimits: { registerPerHour: 100_000, loginPerIp: 100_000, memberAdditionsPerHour: 1 } });
+    const owner = await operator(server, 'Owner');
+    const org = await organization(server, owner);
+    const add = () =>
+      server.request('POST', '/graphql', {
+        token: owner.token,
+        body: { query: 'mutation($org: ID!) { addMember(organizationId: $org, email: "nobody@example.com", role: "VIEWER") { member { id } } }', variables: { org: org.id } },
+      });
+    expect((await add()).body.errors[0].extensions.code).toBe('not_found');
+    expect((await add()).body.errors[0].extensions.code).toBe('rate_limited');
+    const redis = new Redis(REDIS_URL);
+    try {
+      expect(await redis.exists(`rl:member-additions-org:${org.id}`)).toBe(1);
     } finally {
       redis.disconnect();
     }

@@ -24,6 +24,7 @@ export const AUDIT_ACTIONS = [
   'member.added',
   'member.role_changed',
   'member.removed',
+  'member.left',
   'billing.trial_started',
   'billing.checkout_started',
   'billing.subscription_canceled',

@@ -31,9 +31,14 @@ export async function notifyMembers(tx: Tx, input: NotificationInput): Promise<n
     where: { organizationId: input.organizationId, role: { in: [...ROLES_AT_LEAST[input.minRole ?? 'VIEWER']] } },
     select: { userId: true },
   });
-  if (!members.length) return 0;
+  return notifyUsers(tx, members.map(({ userId }) => userId), input);
+}
+
+/** Records the notification for the given users only (e.g. the one person an event concerns), in the caller's transaction. */
+export async function notifyUsers(tx: Tx, userIds: string[], input: Omit<NotificationInput, 'minRole'>): Promise<number> {
+  if (!userIds.length) return 0;
   const { count } = await tx.notification.createMany({
-    data: members.map(({ userId }) => ({
+    data: userIds.map((userId) => ({
       userId,
       organizationId: input.organizationId,
       projectId: input.projectId ?? null,
