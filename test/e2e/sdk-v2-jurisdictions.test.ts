@@ -350,3 +350,35 @@ it("the operator's own rules: Brazil gets an informational notice, everywhere el
   expect((await consentMode()).at(-1)).toEqual(['update', 'denied', 'denied']);
   expect(await page.evaluate(() => (window as any).analyticsRan ?? 0)).toBe(0);
 });
+
+it('right-to-left visitors in California read the opt-out notice in their language: Arabic, and Hebrew under GPC', async () => {
+  const shop = await project({
+    translations: {
+      ar: { notice: { title: 'نحن نحترم خصوصيتك', description: 'نستخدم ملفات تعريف الارتباط لتشغيل المتجر ولقياس الزيارات وعرض الإعلانات.' } },
+      he: { notice: { title: 'אנחנו מכבדים את הפרטיות שלך', description: 'אנחנו משתמשים בעוגיות כדי להפעיל את החנות, למדוד ביקורים ולהציג פרסומות.' } },
+    },
+  });
+  await visitor('US-CA');
+  await open(shop, { lang: 'ar' });
+  expect(await state()).toMatchObject({ mode: 'opt-out', locale: 'ar' });
+  expect(await page.locator('#consent-sdk-root .w').getAttribute('dir')).toBe('rtl');
+  expect(await page.locator(hook('do-not-sell')).textContent()).toBe('عدم بيع معلوماتي الشخصية أو مشاركتها');
+  expect(await page.locator(hook('ok')).textContent()).toBe('حسنًا');
+  expect(await page.locator(hook('manage')).textContent()).toBe('تخصيص');
+  expect(await page.locator(`${hook('banner')} [data-consent="privacy-policy"]`).textContent()).toBe('سياسة الخصوصية');
+  await screenshot('opt-out-notice-ar');
+  expect(await axeViolations()).toEqual([]);
+  await context!.close();
+
+  await visitor('US-CA', { gpc: true });
+  await open(shop, { lang: 'he' });
+  expect(await state()).toMatchObject({ mode: 'opt-out', locale: 'he', gpc: true });
+  expect(await page.locator('#consent-sdk-root .w').getAttribute('dir')).toBe('rtl');
+  expect(await page.locator(hook('opt-out-honored')).textContent()).toBe('בקשת הסירוב שלך כובדה');
+  expect(await page.locator(hook('ok')).textContent()).toBe('הבנתי');
+  await screenshot('opt-out-honored-he');
+  await page.locator(hook('manage')).click();
+  expect(await page.locator(hook('save')).textContent()).toBe('שמירת הבחירות');
+  await screenshot('dialog-he');
+  expect(await axeViolations()).toEqual([]);
+});

@@ -339,6 +339,12 @@ describe('languages, schemes and screenshots', () => {
     await page.locator(hook('manage')).click();
     // The SDK's own words in Arabic too (built in; they were English before).
     expect(await page.locator(hook('save')).textContent()).toBe('حفظ الاختيارات');
+    expect(await page.locator(hook('close')).getAttribute('aria-label')).toBe('إغلاق');
+    expect(await page.locator(`${hook('dialog')} em`).textContent()).toBe(' · مفعّلة دائمًا');
+    expect(await page.locator(`${hook('dialog')} [data-consent="privacy-policy"]`).textContent()).toBe('سياسة الخصوصية');
+    // Not one Latin letter in the dialog but the company's name.
+    const words = await page.locator(hook('dialog')).evaluate((el) => (el as HTMLElement).innerText.replace('Acme GmbH', ''));
+    expect(words).not.toMatch(/[A-Za-z]/);
     await screenshots('dialog-ar');
     expect(await axeViolations()).toEqual([]);
   });

@@ -102,7 +102,7 @@ window.consentAfterInit = (window.dataLayer || []).filter(function (a) { return 
       : `<script src="${sdk}"${tagAttributes}></script>${gppListener}\n<script>var init = ConsentSDK.init;${start}</script>`;
     res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' });
     res.end(`<!doctype html>
-<html lang="${lang.replace(/[^A-Za-z-]/g, '')}"${lang.startsWith('ar') ? ' dir="rtl"' : ''}>
+<html lang="${lang.replace(/[^A-Za-z-]/g, '')}"${/^(ar|he|fa|ur)\b/.test(lang) ? ' dir="rtl"' : ''}>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
