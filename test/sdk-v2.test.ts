@@ -37,7 +37,8 @@ async function translatedVersion(s: Awaited<ReturnType<typeof setup>>, target = 
         ui: { close: 'Zumachen' },
       },
       'de-AT': { notice: { title: 'Servus, Ihre Privatsphäre' } },
-      ar: { notice: { title: 'نحن نحترم خصوصيتك' } },
+      // An empty UI string overrides nothing: the built-in one of the locale stays (never an English fallback).
+      ar: { notice: { title: 'نحن نحترم خصوصيتك' }, ui: { close: '' } },
     },
     privacyPolicyUrl: 'https://shop.example/privacy',
     gpc: { optOutPurposes: ['marketing'] },
@@ -147,8 +148,9 @@ describe('GET /api/sdk/v2/config', () => {
     const arabic = await s.config('', { 'accept-language': 'ar' });
     expect(arabic.body.dir).toBe('rtl');
     expect(arabic.body.config.notice.title).toBe('نحن نحترم خصوصيتك');
-    // Arabic built-in strings, right to left (they fell back to English before).
+    // Arabic built-in strings, right to left (they fell back to English before); the empty `close` left them be.
     expect(arabic.body.ui).toEqual(BUILT_IN_UI_STRINGS.ar);
+    expect(arabic.body.ui.close).toBe('إغلاق');
     expect(arabic.body.ui.saveChoices).toBe('حفظ الاختيارات');
   });
 

@@ -1,6 +1,7 @@
 // Fixtures for SDK v2: the v2 config answer as extensions.md section 3 documents it, a fetch stub for the
 // three endpoints (config, decision, consent), and a fresh copy of the v2 module per test.
 import { vi } from 'vitest';
+import { BUILT_IN_UI_STRINGS } from '../../src/consent/ui-strings';
 import { configBody, json, receipt, type Call } from './helpers';
 
 export { BASE, KEY, PROJECT } from './helpers';
@@ -30,7 +31,8 @@ export function configV2(
     locale: over.locale ?? 'en',
     locales: ['en', 'de', 'ar'],
     dir: over.dir ?? 'ltr',
-    ui: over.ui ?? {},
+    // The service always sends every string (built in for the locale, the project's over them); the SDK has none.
+    ui: { ...BUILT_IN_UI_STRINGS.en, ...over.ui },
     experience: experience(over.experience),
     // Jurisdictions (extensions.md section 6): absent unless a test sets them, as in answers from before.
     ...('mode' in over ? { mode: over.mode } : {}),

@@ -175,17 +175,38 @@ describe('opt-out (a US state with a privacy law)', () => {
     await start(optOut({ jurisdiction: { code: 'US-WA', rule: 'west' } }), {
       before: () => {
         expect((w.__gpp!('ping', (d) => early.push(['ping', d.cmpStatus]), undefined) as unknown) ?? null).toBeNull();
-        w.__gpp!('addEventListener', (d) => early.push(['event', d.eventName, d.pingData.signalStatus]));
+        // The stub registers a listener at once (a new id), and the IAB library adopts it later.
+        w.__gpp!('addEventListener', (d) => early.push(['event', d.eventName, d.data, d.listenerId, d.pingData.signalStatus]));
+        expect(early.at(-1)).toEqual(['event', 'listenerRegistered', true, 1, 'not ready']);
         w.__gpp!('getField', (d) => early.push(['field', d]), 'usnat.SaleOptOut');
       },
     });
     await ready();
     expect(early).toEqual([
       ['ping', 'stub'],
-      ['event', 'listenerRegistered', 'ready'],
+      ['event', 'listenerRegistered', true, 1, 'not ready'],
+      ['event', 'cmpDisplayStatus', 'visible', 1, 'not ready'],
+      ['event', 'cmpStatus', 'loaded', 1, 'not ready'],
+      ['event', 'sectionChange', 'usnat', 1, 'not ready'],
+      ['event', 'signalStatus', 'ready', 1, 'ready'],
       ['field', 2],
     ]);
     expect((await gpp('ping')).sectionList).toEqual([7]);
+  });
+
+  it('the stub removes its own listeners at once, by listenerId', async () => {
+    await loadV2();
+    const heard: any[] = [];
+    w.__gpp!('addEventListener', (d) => heard.push(d));
+    w.__gpp!('addEventListener', (d) => heard.push(d));
+    expect(heard.map((d) => d.listenerId)).toEqual([1, 2]);
+    w.__gpp!('removeEventListener', (d) => heard.push(d), 1);
+    w.__gpp!('removeEventListener', (d) => heard.push(d), 1);
+    expect(heard.slice(2).map((d) => [d.eventName, d.listenerId, d.data, d.pingData.cmpStatus])).toEqual([
+      ['listenerRemoved', 1, true, 'stub'],
+      ['listenerRemoved', 1, false, 'stub'],
+    ]);
+    expect((w.__gpp!('events') as { id: number }[]).map((e) => e.id)).toEqual([2]);
   });
 
   it('answers frames through postMessage, found by the __gppLocator frame', async () => {

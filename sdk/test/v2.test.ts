@@ -142,6 +142,34 @@ describe('Google Consent Mode v2', () => {
     expect(gtagCalls()[1]![2]).toMatchObject({ ad_storage: 'granted', analytics_storage: 'denied' });
   });
 
+  it('on a first visit, writes the default at evaluation when the script tag declares Consent Mode ("" or "true" only)', async () => {
+    for (const [value, written] of [['', true], ['true', true], ['false', false], ['yes', false]] as const) {
+      localStorage.clear();
+      delete (window as unknown as { dataLayer?: unknown }).dataLayer;
+      const tag = document.createElement('script');
+      tag.setAttribute('data-google-consent-mode', value);
+      document.head.append(tag);
+      await loadV2();
+      expect(gtagCalls().map((c) => c.slice(0, 2))).toEqual(written ? [['consent', 'default']] : []);
+      tag.remove();
+    }
+  });
+
+  it('init({ googleConsentMode: true }) writes the default before it returns, once, even before the options are checked', async () => {
+    stubFetchV2();
+    const sdk = await loadV2();
+    expect(gtagCalls()).toEqual([]);
+    const started = sdk.init({ publicKey: KEY, apiBaseUrl: BASE, googleConsentMode: true });
+    expect(gtagCalls().map((c) => c.slice(0, 2))).toEqual([['consent', 'default']]);
+    clients.push(await started);
+    expect(gtagCalls().map((c) => c.slice(0, 2))).toEqual([['consent', 'default']]);
+    // A bad key still gets the page its default (on a fresh module).
+    delete (window as unknown as { dataLayer?: unknown }).dataLayer;
+    const again = await loadV2();
+    await expect(again.init({ publicKey: 'nope', googleConsentMode: true })).rejects.toMatchObject({ code: 'invalid_options' });
+    expect(gtagCalls().map((c) => c.slice(0, 2))).toEqual([['consent', 'default']]);
+  });
+
   it('does nothing when disabled, and forgets the stored switch', async () => {
     localStorage.setItem('consent:gcm', '1');
     const config = configV2({ experience: { googleConsentMode: { enabled: false, signals: {} } } });

@@ -175,12 +175,22 @@ export function localize(version: PublishedVersion, experience: Experience, loca
       locales: localesOf(experience),
       dir: textDirection(locale),
       config: translateConfig(version.config, translation, locale !== experience.defaultLocale),
-      ui: { ...builtInUiStrings(locale), ...(translation?.ui as Partial<UiStrings> | undefined) },
+      ui: withOverrides(builtInUiStrings(locale), translation?.ui as Partial<UiStrings> | undefined),
       experience: { ...settings, gpp: { ...DEFAULT_GPP, ...gpp } },
     });
     byLocale.set(locale, localized);
   }
   return localized;
+}
+
+/**
+ * The locale's built-in UI strings with the project's over them. An empty string overrides nothing: the answer
+ * always carries every string, in the locale (the SDK has no words of its own to fall back on).
+ */
+function withOverrides(builtIn: UiStrings, overrides: Partial<UiStrings> | undefined): UiStrings {
+  const ui = { ...builtIn };
+  for (const [key, text] of Object.entries(overrides ?? {})) if (text) ui[key as keyof UiStrings] = text;
+  return ui;
 }
 
 /**

@@ -12,7 +12,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from '../helpers/server.js';
 import { setupProject, startService, type SiteProject } from './harness.js';
-import { launchChromiumForSites, startSiteV2, type SiteV2 } from './site-v2.js';
+import { launchChromiumForSites, startSiteV2, type PageOptions, type SiteV2 } from './site-v2.js';
 
 const ARTIFACTS = 'test-artifacts/sdk-v2';
 const GEO = { countryHeader: 'cf-ipcountry', regionHeader: 'cf-region-code' };
@@ -84,8 +84,8 @@ async function visitor(where: string | undefined, options: { gpc?: boolean } = {
   page.on('console', (msg) => msg.type() === 'error' && !/Failed to load resource/.test(msg.text()) && pageErrors.push(msg.text()));
 }
 
-async function open(p: SiteProject) {
-  await page.goto(site.page(p.key));
+async function open(p: SiteProject, options: PageOptions = {}) {
+  await page.goto(site.page(p.key, options));
   expect(await page.waitForFunction(() => (window as any).sdkSettled).then((h) => h.jsonValue())).toBe('ready');
 }
 
@@ -96,7 +96,7 @@ const bannerButtons = () => page.locator(`${hook('banner')} button`).evaluateAll
 const consentMode = () =>
   page.evaluate(() => (window as any).dataLayer.map((a: IArguments) => Array.from(a)).filter((a: any[]) => a[0] === 'consent').map((a: any[]) => [a[1], a[2].ad_storage, a[2].analytics_storage]));
 /** `__gpp(command, callback, parameter)` in the page, answered through its callback. */
-const gpp = (command: string, parameter?: string) =>
+const gpp = (command: string, parameter?: string | number) =>
   page.evaluate(([c, p]) => new Promise<any>((resolve) => (window as any).__gpp(c, (data: unknown, ok: boolean) => resolve({ data, ok }), p)), [command, parameter] as const);
 const hasGpp = () => page.evaluate(() => typeof (window as any).__gpp === 'function');
 const gppReady = () => expect.poll(async () => (await gpp('ping')).data.signalStatus).toBe('ready');
@@ -172,6 +172,70 @@ describe('one page, visitors from six places (default jurisdiction rules)', () =
     expect(receipt!.gpp).toBe((await gpp('ping')).data.gppString);
     expect(field(receipt!.gpp!, 'usnat.TargetedAdvertisingOptOut')).toBe(1);
     expect(field(receipt!.gpp!, 'usca.Gpc')).toBe(false);
+  });
+
+  it('California: __gpp answers addEventListener at once, from the stub too (before gpp.js), and later events reach that listener', async () => {
+    await visitor('US-CA');
+    await open(shop, { gppListener: true });
+    await gppReady();
+    type Heard = { sync: boolean; ok: boolean; eventName: string; listenerId: number; data: unknown; cmpStatus: string; signalStatus: string };
+    const heard = () => page.evaluate(() => (window as any).gppEvents as Heard[]);
+    const [registered] = await heard();
+    // Answered inside the call, by the stub (gpp.js could not have loaded yet), with a new listenerId.
+    expect(registered).toMatchObject({ sync: true, ok: true, eventName: 'listenerRegistered', data: true, cmpStatus: 'stub', signalStatus: 'not ready' });
+    const id = registered!.listenerId;
+    expect(typeof id).toBe('number');
+    const events = (list: Heard[]) => list.map((e) => [e.eventName, e.data]);
+    // The library took the stub's listener over: every later event reaches it, under the same id.
+    await expect.poll(async () => events(await heard())).toEqual([
+      ['listenerRegistered', true],
+      ['cmpDisplayStatus', 'visible'],
+      ['cmpStatus', 'loaded'],
+      ['sectionChange', 'usnat'],
+      ['sectionChange', 'usca'],
+      ['signalStatus', 'ready'],
+    ]);
+    expect(new Set((await heard()).map((e) => e.listenerId))).toEqual(new Set([id]));
+
+    // The stub's listener is the library's now: removing it by its id works.
+    expect(await gpp('removeEventListener', id)).toMatchObject({ ok: true, data: { eventName: 'listenerRemoved', data: true } });
+  });
+
+  it('California: after Do Not Sell, listeners hear signalStatus not ready first, each change once, ready last', async () => {
+    await visitor('US-CA');
+    await open(shop);
+    await gppReady();
+    type Heard = { eventName: string; listenerId: number; data: unknown; cmpStatus: string; signalStatus: string };
+    await page.evaluate(() => {
+      (window as any).gppEvents = [];
+      (window as any).__gpp('addEventListener', (e: any) =>
+        (window as any).gppEvents.push({ eventName: e.eventName, listenerId: e.listenerId, data: e.data, cmpStatus: e.pingData.cmpStatus, signalStatus: e.pingData.signalStatus }),
+      );
+    });
+    const heard = () => page.evaluate(() => (window as any).gppEvents as Heard[]);
+    const events = (list: Heard[]) => list.map((e) => [e.eventName, e.data]);
+    const id = (await heard())[0]!.listenerId;
+    const before = 1; // after its listenerRegistered answer
+    await page.locator(hook('do-not-sell')).click();
+    await page.locator(hook('banner')).waitFor({ state: 'detached' });
+    // Not ready first, ready last, each change once, and no status repeated that did not change.
+    await expect.poll(async () => events((await heard()).slice(before))).toEqual([
+      ['signalStatus', 'not ready'],
+      ['cmpDisplayStatus', 'hidden'],
+      ['sectionChange', 'usnat'],
+      ['sectionChange', 'usca'],
+      ['signalStatus', 'ready'],
+    ]);
+    const after = (await heard()).slice(before);
+    expect(after.map((e) => [e.listenerId, e.signalStatus, e.cmpStatus])).toEqual([
+      [id, 'not ready', 'loaded'],
+      [id, 'not ready', 'loaded'],
+      [id, 'not ready', 'loaded'],
+      [id, 'not ready', 'loaded'],
+      [id, 'ready', 'loaded'],
+    ]);
+    expect((await gpp('ping')).data).toMatchObject({ signalStatus: 'ready', cmpDisplayStatus: 'hidden' });
+    expect(field((await gpp('ping')).data.gppString, 'usnat.SaleOptOut')).toBe(1);
   });
 
   it('California with GPC: opted out at once, recorded as gpc, "Opt-Out Request Honored" until dismissed', async () => {
@@ -285,4 +349,36 @@ it("the operator's own rules: Brazil gets an informational notice, everywhere el
   expect(await page.locator(hook('banner')).count()).toBe(0);
   expect((await consentMode()).at(-1)).toEqual(['update', 'denied', 'denied']);
   expect(await page.evaluate(() => (window as any).analyticsRan ?? 0)).toBe(0);
+});
+
+it('right-to-left visitors in California read the opt-out notice in their language: Arabic, and Hebrew under GPC', async () => {
+  const shop = await project({
+    translations: {
+      ar: { notice: { title: 'نحن نحترم خصوصيتك', description: 'نستخدم ملفات تعريف الارتباط لتشغيل المتجر ولقياس الزيارات وعرض الإعلانات.' } },
+      he: { notice: { title: 'אנחנו מכבדים את הפרטיות שלך', description: 'אנחנו משתמשים בעוגיות כדי להפעיל את החנות, למדוד ביקורים ולהציג פרסומות.' } },
+    },
+  });
+  await visitor('US-CA');
+  await open(shop, { lang: 'ar' });
+  expect(await state()).toMatchObject({ mode: 'opt-out', locale: 'ar' });
+  expect(await page.locator('#consent-sdk-root .w').getAttribute('dir')).toBe('rtl');
+  expect(await page.locator(hook('do-not-sell')).textContent()).toBe('عدم بيع معلوماتي الشخصية أو مشاركتها');
+  expect(await page.locator(hook('ok')).textContent()).toBe('حسنًا');
+  expect(await page.locator(hook('manage')).textContent()).toBe('تخصيص');
+  expect(await page.locator(`${hook('banner')} [data-consent="privacy-policy"]`).textContent()).toBe('سياسة الخصوصية');
+  await screenshot('opt-out-notice-ar');
+  expect(await axeViolations()).toEqual([]);
+  await context!.close();
+
+  await visitor('US-CA', { gpc: true });
+  await open(shop, { lang: 'he' });
+  expect(await state()).toMatchObject({ mode: 'opt-out', locale: 'he', gpc: true });
+  expect(await page.locator('#consent-sdk-root .w').getAttribute('dir')).toBe('rtl');
+  expect(await page.locator(hook('opt-out-honored')).textContent()).toBe('בקשת הסירוב שלך כובדה');
+  expect(await page.locator(hook('ok')).textContent()).toBe('הבנתי');
+  await screenshot('opt-out-honored-he');
+  await page.locator(hook('manage')).click();
+  expect(await page.locator(hook('save')).textContent()).toBe('שמירת הבחירות');
+  await screenshot('dialog-he');
+  expect(await axeViolations()).toEqual([]);
 });

@@ -188,6 +188,45 @@ describe('Google Consent Mode and blocked tags', () => {
     await expect.poll(() => page.evaluate(() => (window as any).lateRan)).toBe(true);
   });
 
+  it('on a first visit, the script tag\'s data-google-consent-mode writes the default before the next tag runs', async () => {
+    const project = await setupProject(server, [site.origin]);
+    await withExperience(project);
+    for (const value of ['', 'true']) {
+      // A fresh context: nothing stored, the visitor's very first page.
+      await context.close();
+      await newContext();
+      await open(project, { consentModeAttribute: value });
+      expect((await gtagLog()).slice(0, 2)).toEqual(['consent default analytics_storage=denied', 'config G-TEST analytics_storage=denied']);
+      const commands = await page.evaluate(() => (window as any).dataLayer.map((a: IArguments) => Array.from(a)).filter((a: unknown[]) => a[0] === 'consent'));
+      expect(commands).toEqual([
+        [
+          'consent',
+          'default',
+          { ad_storage: 'denied', ad_user_data: 'denied', ad_personalization: 'denied', analytics_storage: 'denied', functionality_storage: 'denied', personalization_storage: 'denied', security_storage: 'granted', wait_for_update: 500 },
+        ],
+      ]);
+      await page.locator(hook('accept-all')).click();
+      await expect.poll(async () => (await gtagLog()).at(-1)).toBe('event page_view analytics_storage=granted');
+    }
+    // Without the attribute (or with another value) the first page's default waits for the configuration.
+    for (const value of [undefined, 'false']) {
+      await context.close();
+      await newContext();
+      await open(project, { consentModeAttribute: value });
+      expect((await gtagLog()).slice(0, 2)).toEqual(['config G-TEST analytics_storage=undefined', 'consent default analytics_storage=denied']);
+    }
+  });
+
+  it('the module form: init({ googleConsentMode: true }) writes the default before init returns, on a first visit', async () => {
+    const project = await setupProject(server, [site.origin]);
+    await withExperience(project);
+    await open(project, { module: true, consentModeOption: true });
+    expect(await page.evaluate(() => (window as any).consentAfterInit)).toEqual(['default']);
+    // Once only: the configuration's own default is not written again.
+    const kinds = await page.evaluate(() => (window as any).dataLayer.filter((a: IArguments) => a[0] === 'consent').map((a: IArguments) => a[1]));
+    expect(kinds).toEqual(['default']);
+  });
+
   it('after Reject all, no blocked script, iframe or late script runs, and Google signals stay denied', async () => {
     const project = await setupProject(server, [site.origin]);
     await withExperience(project);
@@ -300,6 +339,12 @@ describe('languages, schemes and screenshots', () => {
     await page.locator(hook('manage')).click();
     // The SDK's own words in Arabic too (built in; they were English before).
     expect(await page.locator(hook('save')).textContent()).toBe('حفظ الاختيارات');
+    expect(await page.locator(hook('close')).getAttribute('aria-label')).toBe('إغلاق');
+    expect(await page.locator(`${hook('dialog')} em`).textContent()).toBe(' · مفعّلة دائمًا');
+    expect(await page.locator(`${hook('dialog')} [data-consent="privacy-policy"]`).textContent()).toBe('سياسة الخصوصية');
+    // Not one Latin letter in the dialog but the company's name.
+    const words = await page.locator(hook('dialog')).evaluate((el) => (el as HTMLElement).innerText.replace('Acme GmbH', ''));
+    expect(words).not.toMatch(/[A-Za-z]/);
     await screenshots('dialog-ar');
     expect(await axeViolations()).toEqual([]);
   });

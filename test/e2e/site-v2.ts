@@ -21,6 +21,15 @@ export interface PageOptions {
   module?: boolean;
   /** v1 instead of v2 (the banner-time bench compares them on the same page). */
   v1?: boolean;
+  /** The value of `data-google-consent-mode` on the SDK's script tag (undefined: no attribute). */
+  consentModeAttribute?: string;
+  /** `googleConsentMode: true` among the init options (the module form's way to declare it). */
+  consentModeOption?: boolean;
+  /**
+   * A tag right after the SDK's that registers a `__gpp` listener at once (before gpp.js can have loaded) and
+   * keeps what it hears in `window.gppEvents`, each marked `sync` when the callback ran inside the call.
+   */
+  gppListener?: boolean;
 }
 
 export interface SiteV2 {
@@ -45,6 +54,14 @@ const GTAG_CONSUMER = `(function () {
   dl.push = function () { for (var i = 0; i < arguments.length; i++) handle(arguments[i]); return push.apply(dl, arguments); };
 })();`;
 
+// A GPP reader as ad tags write it: one listener, registered as early as the page allows.
+const GPP_LISTENER = `window.gppEvents = [];
+var gppSync = true;
+__gpp('addEventListener', function (e, ok) {
+  gppEvents.push({ sync: gppSync, ok: ok, eventName: e.eventName, listenerId: e.listenerId, data: e.data, cmpStatus: e.pingData.cmpStatus, signalStatus: e.pingData.signalStatus });
+});
+gppSync = false;`;
+
 export async function startSiteV2(serviceUrl: string): Promise<SiteV2> {
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://site');
@@ -58,6 +75,10 @@ export async function startSiteV2(serviceUrl: string): Promise<SiteV2> {
     const lang = url.searchParams.get('lang') ?? 'en';
     const v1 = url.searchParams.get('v1') === '1';
     const module = url.searchParams.get('module') === '1';
+    const attribute = url.searchParams.get('gcm');
+    const tagAttributes = attribute === null ? '' : ` data-google-consent-mode="${attribute.replace(/[^a-z]/gi, '')}"`;
+    const consentModeOption = url.searchParams.get('gcmOption') === '1' ? 'googleConsentMode: true,' : '';
+    const gppListener = url.searchParams.get('gpp') === '1' ? `\n<script>${GPP_LISTENER}</script>` : '';
     const sdk = `${serviceUrl}/sdk/${v1 ? 'v1' : 'v2'}/consent.${module ? 'mjs' : 'js'}`;
     const start = `
 window.sdkEvents = [];
@@ -66,20 +87,22 @@ window.initStartedAt = performance.now();
 addEventListener('consent:change', function (e) { changes.push(e.detail.choices); });
 init({
   publicKey: ${json(key)},
-  apiBaseUrl: ${json(serviceUrl)},
+  apiBaseUrl: ${json(serviceUrl)},${consentModeOption}
   onReady: function (c) {
     window.readyAt = performance.now();
     requestAnimationFrame(function () { window.bannerFrameAt = performance.now(); });
     sdkEvents.push({ type: 'ready', state: c.getConsent() });
   },
   onError: function (e) { sdkEvents.push({ type: 'error', code: e.code, status: e.status }); },
-}).then(function (c) { window.consent = c; window.sdkSettled = 'ready'; }, function (e) { window.sdkSettled = 'rejected:' + e.code; });`;
+}).then(function (c) { window.consent = c; window.sdkSettled = 'ready'; }, function (e) { window.sdkSettled = 'rejected:' + e.code; });
+// What a tag running right after init() sees of Consent Mode (the module form has no earlier moment).
+window.consentAfterInit = (window.dataLayer || []).filter(function (a) { return a[0] === 'consent'; }).map(function (a) { return a[1]; });`;
     const script = module
-      ? `<script type="module">import { init } from ${json(sdk)};${start}</script>`
-      : `<script src="${sdk}"></script>\n<script>var init = ConsentSDK.init;${start}</script>`;
+      ? `<script type="module"${tagAttributes}>import { init } from ${json(sdk)};${start}</script>`
+      : `<script src="${sdk}"${tagAttributes}></script>${gppListener}\n<script>var init = ConsentSDK.init;${start}</script>`;
     res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' });
     res.end(`<!doctype html>
-<html lang="${lang.replace(/[^A-Za-z-]/g, '')}"${lang.startsWith('ar') ? ' dir="rtl"' : ''}>
+<html lang="${lang.replace(/[^A-Za-z-]/g, '')}"${/^(ar|he|fa|ur)\b/.test(lang) ? ' dir="rtl"' : ''}>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -112,7 +135,9 @@ main{max-width:720px;margin:0 auto;padding:24px}
   const origin = `http://${SITE_HOST}:${(server.address() as AddressInfo).port}`;
   return {
     origin,
-    page: (key, o = {}) => `${origin}/?key=${encodeURIComponent(key)}&lang=${o.lang ?? 'en'}${o.module ? '&module=1' : ''}${o.v1 ? '&v1=1' : ''}`,
+    page: (key, o = {}) =>
+      `${origin}/?key=${encodeURIComponent(key)}&lang=${o.lang ?? 'en'}${o.module ? '&module=1' : ''}${o.v1 ? '&v1=1' : ''}` +
+      `${o.consentModeAttribute === undefined ? '' : `&gcm=${encodeURIComponent(o.consentModeAttribute)}`}${o.consentModeOption ? '&gcmOption=1' : ''}${o.gppListener ? '&gpp=1' : ''}`,
     close: () => new Promise((done) => server.close(() => done())),
   };
 }

@@ -131,7 +131,7 @@ function Snippet({ project }: { project: Project }) {
   const basic = `<script src="${origin}/sdk/v2/consent.js"></script>
 <script>ConsentSDK.init({ publicKey: '${keyText}', apiBaseUrl: '${origin}' });</script>`;
   const google = `<head>
-  <!-- 1. The consent SDK: writes Google's consent default ('denied') before any tag runs. -->
+  <!-- 1. The consent SDK. With data-google-consent-mode on its tag, it writes Google's consent default ('denied') before any later tag runs, on a visitor's first page too. -->
   <script src="${origin}/sdk/v2/consent.js"></script>
   <script>ConsentSDK.init({ publicKey: '${keyText}', apiBaseUrl: '${origin}' });</script>
   <!-- 2. The Google tag, unchanged: it reads the default, then each update the SDK sends. -->

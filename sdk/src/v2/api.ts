@@ -14,8 +14,8 @@ export interface Experience {
   googleConsentMode: { enabled: boolean; signals: Record<string, string[]> };
   cookies: Record<string, string[]>;
   theme: { colorScheme: 'light' | 'dark' | 'auto'; borderRadius?: number };
-  /** The operator's MSPA settings, written into the GPP string in opt-out jurisdictions. */
-  gpp: GppSettings;
+  /** The operator's MSPA settings, written into the GPP string in opt-out jurisdictions (gpp.ts fills the defaults). */
+  gpp?: GppSettings;
 }
 
 export interface GppSettings {
@@ -100,7 +100,6 @@ export function createApi(base: string, publicKey: string): Api {
       x.googleConsentMode ||= { enabled: false, signals: {} };
       x.cookies ||= {};
       x.theme ||= { colorScheme: 'light' };
-      x.gpp ||= { mspaCoveredTransaction: false, mspaMode: 'none' };
       // An answer from before jurisdictions (or an unknown mode) is opt-in, the strictest.
       if (!MODES.includes(body.mode)) body.mode = MODES[0];
       return body;

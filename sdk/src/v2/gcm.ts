@@ -30,9 +30,15 @@ export function gcmDefault(): void {
   gtag('consent', 'default', { ...states(() => false), wait_for_update: 500 });
 }
 
-/** Runs at script evaluation: a returning visitor's page gets the default before any tag can read it. */
-export function gcmDefaultFromStorage(): void {
-  if (read(STORED)) gcmDefault();
+/**
+ * Runs at script evaluation, so the default is there before any later tag can read it: on a returning
+ * visitor's page when the last configuration had Consent Mode on, and on every page (the first one too, with
+ * nothing stored) when the page declares it on the script tag: `data-google-consent-mode` present, empty or
+ * "true" (other values declare nothing). A query, not document.currentScript: that is null in a module.
+ * globalThis: in Node (server rendering) there is no document and nothing happens.
+ */
+export function gcmDefaultAtStart(): void {
+  if (read(STORED) || (globalThis.document?.querySelector('script[data-google-consent-mode=""],script[data-google-consent-mode=true]'))) gcmDefault();
 }
 
 /** After init and after each decision: remembers the mapping and, with a decision, sends `consent update`. */

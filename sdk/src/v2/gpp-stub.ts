@@ -1,28 +1,43 @@
 // The IAB GPP CMP API (`window.__gpp`) as far as the core goes: a stub installed at script evaluation that
-// answers `ping` and queues every other call, so tags that run before the configuration arrives lose nothing.
-// In an opt-out jurisdiction, gpp.js (a separate file, loaded only there: src/v2/gpp.ts) takes the queue over
-// with the IAB's own library; anywhere else the queued calls fail and `__gpp` goes away (no GPP applies).
+// answers `ping` and `addEventListener` (and its removal) at once, as the GPP spec requires of stubs too, and
+// queues every other call, so tags that run before the configuration arrives lose nothing. In an opt-out
+// jurisdiction, gpp.js (a separate file, loaded only there: src/v2/gpp.ts) takes the queue and the listeners
+// over with the IAB's own library (@iabgpp/cmpapi adopts a stub's listeners through `__gpp('events')`);
+// anywhere else the queued calls fail and `__gpp` goes away (no GPP applies).
 import type { GppApi } from './gpp';
 
-type Call = [string?, ((data: unknown, success: boolean) => void)?, ...unknown[]];
+type Callback = (data: unknown, success: boolean) => void;
+type Call = [string?, Callback?, ...unknown[]];
 type Gpp = (...args: Call) => unknown;
 // globalThis, not window: the module is also imported in Node (server rendering), where this does nothing.
 const w = globalThis as unknown as { __gpp?: Gpp; ConsentGpp?: GppApi; document?: unknown };
 
 const queue: Call[] = [];
+/** The stub's listeners, in the shape the IAB library adopts: `{ id, callback, parameter }`. */
+const events: { id: number; callback: Callback; parameter: unknown }[] = [];
+let lastId = 0;
 let stub: Gpp | undefined;
 let loading: Promise<GppApi | undefined> | undefined;
 
 /** Installs the stub unless the page already has one (an IAB stub works the same way: gpp.js takes it over). */
 export function gppStub(): void {
-  // Called without arguments, it hands its queue over (the IAB library's way of taking a stub over). Any
-  // other command is queued, even the library's "events" question (a stub's listeners): it has none.
+  // Called without arguments, it hands its queue over, and with "events" its listeners (the IAB library's
+  // way of taking a stub over).
   if (w.document) {
     w.__gpp ||= stub = (...args) => {
-      if (!args[0]) return queue;
-      if (args[0] != 'ping') queue.push(args);
+      const [command, callback, parameter] = args;
+      if (!command) return queue;
+      if (command == 'events') return events;
       // The stub's ping, as short as the spec allows: gpp.js answers in full.
-      else args[1]?.({ gppVersion: '1.1', cmpStatus: 'stub', cmpDisplayStatus: 'hidden', signalStatus: 'not ready', applicableSections: [-1], sectionList: [] }, true);
+      const pingData = { gppVersion: '1.1', cmpStatus: 'stub', cmpDisplayStatus: 'hidden', signalStatus: 'not ready', applicableSections: [-1], sectionList: [] };
+      if (command == 'ping') callback?.(pingData, true);
+      else if (command == 'addEventListener' && callback) {
+        events.push({ id: ++lastId, callback, parameter });
+        callback({ eventName: 'listenerRegistered', listenerId: lastId, data: true, pingData }, true);
+      } else if (command == 'removeEventListener') {
+        const i = events.findIndex((e) => e.id === parameter);
+        callback?.({ eventName: 'listenerRemoved', listenerId: parameter, data: i >= 0 && !!events.splice(i, 1), pingData }, true);
+      } else queue.push(args);
     };
   }
 }

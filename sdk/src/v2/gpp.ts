@@ -38,7 +38,8 @@ function sectionsFor(code?: string): [name: string, id: number][] {
  */
 function fields(mspa: SdkConfig['experience']['gpp'], optedOut: boolean, gpc: boolean): Record<string, number | boolean> {
   const out = optedOut ? 1 : 2;
-  const covered = mspa.mspaCoveredTransaction;
+  // Absent in an answer from a service before GPP: not covered.
+  const covered = mspa?.mspaCoveredTransaction;
   return {
     SharingNotice: 1,
     SaleOptOutNotice: 1,
@@ -48,8 +49,8 @@ function fields(mspa: SdkConfig['experience']['gpp'], optedOut: boolean, gpc: bo
     SharingOptOut: out,
     TargetedAdvertisingOptOut: out,
     MspaCoveredTransaction: covered ? 1 : 2,
-    MspaOptOutOptionMode: covered ? (mspa.mspaMode == 'opt-out-option' ? 1 : 2) : 0,
-    MspaServiceProviderMode: covered ? (mspa.mspaMode == 'service-provider' ? 1 : 2) : 0,
+    MspaOptOutOptionMode: covered ? (mspa!.mspaMode == 'opt-out-option' ? 1 : 2) : 0,
+    MspaServiceProviderMode: covered ? (mspa!.mspaMode == 'service-provider' ? 1 : 2) : 0,
     Gpc: gpc,
   };
 }
@@ -104,35 +105,44 @@ function crossFrame(): void {
   });
 }
 
+/**
+ * Publishes through the IAB library. Events go out only for what changed, so a listener hears each change once:
+ * a new string is bracketed by `signalStatus` "not ready" and "ready" (GPP CMP API: not ready while the CMP
+ * updates its data), with `sectionChange` for each section whose encoding changed in between; the display
+ * status when it changes; `cmpStatus` "loaded" once.
+ */
 export function publish(shown: boolean, ...input: Input): string {
   const w = window as unknown as { __gpp?: (...args: unknown[]) => unknown };
   let queued: unknown[][] = [];
   if (!api) {
     // The library replays the stub's queue as it starts, before it has a string; so the queue is taken here
-    // and replayed below, once the string and statuses are set. Listeners an IAB stub kept ("events") it
-    // adopts itself.
+    // and replayed below, once the string and statuses are set. The stub's listeners ("events", answered by
+    // our stub and by the IAB's) the library adopts itself, under the listenerIds the stub gave them.
     const stub = w.__gpp;
     try {
       queued = [...((stub?.() as unknown[][]) || [])];
     } catch {
       // not a stub
     }
-    // An IAB stub answers "events" with its listeners; ours queues the question (replayed below: unknown
-    // command, no callback, no effect) and answers nothing.
     w.__gpp = (command?: unknown) => (command == 'events' && stub?.('events')) || [];
     api = new CmpApi(CMP_ID, CMP_VERSION);
     crossFrame();
   }
   const sections = sectionsFor(input[0].jurisdiction?.code);
   const string = encode(...input);
+  const display = shown ? CmpDisplayStatus.VISIBLE : CmpDisplayStatus.HIDDEN;
+  // Before the first string the status is already "not ready" (the stub said so): nothing to announce.
+  const changing = api.getGppString() != string;
+  if (changing && api.getSignalStatus() == SignalStatus.READY) api.setSignalStatus(SignalStatus.NOT_READY);
+  const before = sections.map(([name]) => api!.hasSection(name) && api!.getSectionString(name));
   api.setGppString(string);
   api.setSupportedAPIs(sections.map(([name, id]) => `${id}:${name}`));
   // usnat is the section in force (the national approach); the state's section rides along for readers of it.
   api.setApplicableSections([UsNat.ID]);
-  api.setCmpDisplayStatus(shown ? CmpDisplayStatus.VISIBLE : CmpDisplayStatus.HIDDEN);
-  api.setCmpStatus(CmpStatus.LOADED);
-  for (const [name] of sections) api.fireSectionChange(name);
-  api.setSignalStatus(SignalStatus.READY);
+  if (api.getCmpDisplayStatus() != display) api.setCmpDisplayStatus(display);
+  if (api.getCmpStatus() != CmpStatus.LOADED) api.setCmpStatus(CmpStatus.LOADED);
+  sections.forEach(([name], i) => before[i] != api!.getSectionString(name) && api!.fireSectionChange(name));
+  if (api.getSignalStatus() != SignalStatus.READY) api.setSignalStatus(SignalStatus.READY);
   for (const args of queued) w.__gpp!(...args);
   return string;
 }

@@ -1,13 +1,13 @@
 // Entry point of SDK v2: `init` and the per-key registry that makes it idempotent. At script evaluation it
-// writes Google Consent Mode's default (when the last page load had it enabled), before any tag can read it,
-// and installs the `__gpp` stub (gpp-stub.ts).
+// writes Google Consent Mode's default (when the script tag declares Consent Mode, or the last page load had it
+// enabled), before any tag can read it, and installs the `__gpp` stub (gpp-stub.ts).
 // Nothing here throws into the host page: failures reject the returned promise and go to onError.
 import { sdkError } from '../api';
 import { installationId } from '../storage';
 import { createApi } from './api';
 import { blocker, removeCookies } from './blocking';
 import { Consent } from './consent';
-import { gcmApply, gcmDefaultFromStorage } from './gcm';
+import { gcmApply, gcmDefault, gcmDefaultAtStart } from './gcm';
 import type { GppApi } from './gpp';
 import { gppNotApplicable, gppStub, loadGpp } from './gpp-stub';
 import type { ConsentClient, ConsentError, ConsentState, InitOptions } from './public';
@@ -16,12 +16,14 @@ import { mountUi, type Ui } from './ui';
 export { SDK_VERSION } from './public';
 export type { ConsentClient, ConsentError, ConsentState, InitOptions, Mode } from './public';
 
-gcmDefaultFromStorage();
+gcmDefaultAtStart();
 gppStub();
 
 const clients = new Map<string, Promise<ConsentClient>>();
 
 export function init(options: InitOptions): Promise<ConsentClient> {
+  // First of all, even before the options are checked: the page said Consent Mode is on.
+  if (options?.googleConsentMode) gcmDefault();
   let key: string;
   let base: string;
   try {

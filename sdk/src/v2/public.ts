@@ -14,6 +14,13 @@ export interface InitOptions {
    * `navigator.languages`. The service falls back to the language, then to the project's default locale.
    */
   locale?: string;
+  /**
+   * The page uses Google Consent Mode: `init` writes its default (everything denied but security_storage,
+   * `wait_for_update: 500`) at once, before it returns, also on a visitor's first page. The classic script tag
+   * says the same earlier, at evaluation, with `data-google-consent-mode`. Without either, the default comes
+   * from the last page's configuration (returning visitors) or when this one arrives.
+   */
+  googleConsentMode?: boolean;
   /** Called once the configuration is loaded and the banner (if needed) is shown. */
   onReady?: (client: ConsentClient) => void;
   /** Called for every failure: loading the configuration, or recording a visitor's choice. */

@@ -6,22 +6,6 @@ import type { Consent } from './consent';
 import type { ConsentError } from './public';
 import { STYLES } from './styles';
 
-// English fallbacks for the v2 answer's `ui` strings (the service's built-in ones for the locale with the
-// project's own over them): used only when the answer lacks a key.
-const WORDS: Record<string, string> = {
-  acceptAll: 'Accept all',
-  rejectAll: 'Reject all',
-  manage: 'Customise',
-  saveChoices: 'Save choices',
-  close: 'Close',
-  alwaysOn: 'Always on',
-  privacyPolicy: 'Privacy policy',
-  gpcNote: 'Your browser sent a Global Privacy Control signal, so we have turned off the purposes it covers.',
-  saveFailed: 'Your choices could not be saved. Please try again.',
-  // doNotSell, optOutHonored and noticeOk have no fallback: only an answer that has them sets a mode that
-  // shows them (extensions.md section 6), so their bytes stay out of the core's budget.
-};
-
 type Child = Node | string | false | null | undefined;
 
 function h(tag: string, attrs: Record<string, string | boolean> = {}, ...children: Child[]): HTMLElement {
@@ -48,7 +32,10 @@ export interface Ui {
 export function mountUi(consent: Consent, decided: () => void, onError: (err: ConsentError) => void): Ui {
   const { config, ui, dir, locale, experience } = consent.config!;
   const { notice, purposes, categories } = config;
-  const say = (key: string) => ui[key] || WORDS[key];
+  // The answer's `ui` strings: the service's built-in ones for the locale with the project's own over them,
+  // every key present (src/sdk/config-v2.ts). No English copies here: they cost the core's budget and would
+  // show English in a dialog of another language.
+  const say = (key: string) => ui[key];
   const host = h('consent-sdk', { id: 'consent-sdk-root' });
   host.style.cssText = 'all:initial;position:fixed;top:0;left:0;width:0;height:0;z-index:2147483647';
   const root = host.attachShadow({ mode: 'open' });
