@@ -1,6 +1,7 @@
 import type { GraphQLError } from 'graphql';
 import { isDatabaseUnavailable, RETRY_AFTER_SECONDS, UNAVAILABLE_MESSAGE } from '../src/db/unavailable.js';
 import type { RateLimitInfo } from '../src/errors.js';
+import { isUnstorableTextError, UNSTORABLE_TEXT_MESSAGE } from '../src/storable-text.js';
 import type { RestResponse } from './route.js';
 
 /** The one place where an error code becomes an HTTP status. */
@@ -66,6 +67,10 @@ export function fromGraphQLError(error: GraphQLError, options: { exposeInternal:
     });
   }
   if (isDatabaseUnavailable(error.originalError)) return errorResponse('service_unavailable', UNAVAILABLE_MESSAGE);
+  // The database refused text it cannot hold (a safety net behind rest/handler.ts): the caller's 400, never its SQL.
+  if (isUnstorableTextError(error.originalError)) {
+    return errorResponse('validation_failed', 'Validation failed', { details: [{ path: [], message: UNSTORABLE_TEXT_MESSAGE }] });
+  }
   return errorResponse('internal', options.exposeInternal ? error.message : 'Internal server error');
 }
 

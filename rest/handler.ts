@@ -6,7 +6,8 @@ import { BodyTooLarge, isJsonContentType, OPERATOR_BODY_LIMIT, readBody } from '
 import { bearerToken, headerValue } from '../src/http/headers.js';
 import { sessionCredential } from '../src/auth/console-session.js';
 import type { Services } from '../src/services.js';
-import { AppError } from '../src/errors.js';
+import { AppError, type ValidationIssue } from '../src/errors.js';
+import { isStorableText, unstorableText } from '../src/storable-text.js';
 import { authenticateSdk } from '../src/sdk/access.js';
 import { geoHeaders } from '../src/sdk/location.js';
 import { outageMonitor } from '../src/db/unavailable.js';
@@ -60,6 +61,8 @@ export class RestHandler {
     });
     // Authentication comes before anything about the body (decisions.md: order of checks).
     if (route.auth === 'session' && !context.viewer) return errorResponse('unauthorized', 'Authentication required');
+    // Text the database cannot hold (src/storable-text.ts) names nothing that exists: a path parameter is 404.
+    for (const name in params) if (!isStorableText(params[name]!)) return errorResponse('not_found', 'Not found');
 
     let rawBody: Buffer = Buffer.alloc(0);
     let body: unknown;
@@ -75,22 +78,37 @@ export class RestHandler {
     // An unreadable body is a 400, but only once the caller has passed what the operation would
     // check first: on SDK routes the key and origin (401/403), on operator routes membership and
     // role (404/403), so a non-member learns nothing from a malformed body.
-    const refuseBody = async (message: string): Promise<RestResponse> => {
-      if (sdk) {
-        try {
+    const refuse = async (refusal: RestResponse): Promise<RestResponse> => {
+      try {
+        if (sdk) {
           await authenticateSdk(this.services, context.bearer, context.origin);
-        } catch (error) {
-          if (error instanceof AppError) return fromGraphQLError(error, { exposeInternal: false });
-          throw error;
+        } else if (route.operation) {
+          const operation = this.operations.get(route.operation)!;
+          // Only the parts that passed: the scopes read ids, never the refused text.
+          const variables = route.variables ? route.variables({ ...request, query: storableQuery, body: undefined }) : {};
+          const denied = await authorizeRootFields(this.schema, operation.definition, context, variables);
+          if (denied) return fromGraphQLError(denied, { exposeInternal: false });
         }
-      } else if (route.operation) {
-        const operation = this.operations.get(route.operation)!;
-        const variables = route.variables ? route.variables({ ...request, body: undefined }) : {};
-        const denied = await authorizeRootFields(this.schema, operation.definition, context, variables);
-        if (denied) return fromGraphQLError(denied, { exposeInternal: false });
+      } catch (error) {
+        // A route's own refusal of its query (login's `session`) comes with the same status as the body's.
+        if (error instanceof AppError) return fromGraphQLError(error, { exposeInternal: false });
+        throw error;
       }
-      return errorResponse(badBody, message);
+      return refusal;
     };
+    const refuseBody = (message: string) => refuse(errorResponse(badBody, message));
+    /** Text the database cannot hold, as the route's 400: `details` on operator routes, `{error, code}` on SDK routes. */
+    const refuseText = (issue: ValidationIssue) =>
+      refuse(sdk ? errorResponse(badBody, `${issue.path.join('.')} ${issue.message}`) : errorResponse('validation_failed', 'Validation failed', { details: [issue] }));
+
+    const storableQuery: Record<string, string> = {};
+    let queryIssue: ValidationIssue | undefined;
+    for (const [name, value] of Object.entries(request.query)) {
+      const issue = unstorableText(value, [name]) ?? unstorableText(name, [name]);
+      if (issue) queryIssue ??= issue;
+      else storableQuery[name] = value;
+    }
+    if (queryIssue) return refuseText(queryIssue);
     if (BODY_METHODS.has(exchange.req.method!)) {
       try {
         rawBody = await readBody(exchange.req, route.bodyLimit ?? OPERATOR_BODY_LIMIT);
@@ -110,6 +128,8 @@ export class RestHandler {
         if (body === null || typeof body !== 'object' || Array.isArray(body)) {
           return refuseBody('Request body must be a JSON object');
         }
+        const issue = unstorableText(body);
+        if (issue) return refuseText(issue);
       } else if (route.requestBody && !route.bodyOptional) {
         return refuseBody('Request body must be a JSON object');
       }

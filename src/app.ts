@@ -18,6 +18,7 @@ import { requestIdFrom } from './http/request-id.js';
 import { requestLineWriter } from './logger.js';
 import { bearerMatches, metricsOf, UNMATCHED_ROUTE, type RouteTiming } from './metrics/metrics.js';
 import type { Services } from './services.js';
+import { isUnstorableTextError, UNSTORABLE_TEXT_MESSAGE } from './storable-text.js';
 
 const SDK_PREFIX = '/api/sdk/';
 const GRAPHQL_LIMITED_DELAY_MS = 1000;
@@ -84,6 +85,8 @@ export function createApp(services: Services, schema: GraphQLSchema, documented:
   /** An error nothing else handled: 503 when the database is unavailable (logged once per outage), else 500, logged. */
   function unexpected(error: unknown, requestId: string): RestResponse {
     if (outageMonitor(services).report(error)) return errorResponse('service_unavailable', UNAVAILABLE_MESSAGE);
+    // The database refused text it cannot hold (a safety net behind rest/handler.ts): the caller's 400, never a 500.
+    if (isUnstorableTextError(error)) return errorResponse('validation_failed', 'Validation failed', { details: [{ path: [], message: UNSTORABLE_TEXT_MESSAGE }] });
     services.logger.error({ reqId: requestId, err: error }, 'unhandled error');
     return errorResponse('internal', 'Internal server error');
   }

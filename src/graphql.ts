@@ -6,6 +6,7 @@ import { bearerToken } from './http/headers.js';
 import { withAuditScope } from './audit/record.js';
 import { sessionCredential } from './auth/console-session.js';
 import { geoHeaders } from './sdk/location.js';
+import { isUnstorableTextError, storableTextPlugin, UNSTORABLE_TEXT_MESSAGE } from './storable-text.js';
 import { createContext, type Context } from './context.js';
 import { costLimitPlugin, limitRules, parseWithLimits, refusalPenaltyPlugin } from './graphql-limits.js';
 import type { Services } from './services.js';
@@ -24,6 +25,8 @@ export function createGraphqlServer(services: Services, schema: GraphQLSchema) {
     { onParse: ({ setParseFn }) => setParseFn(parseWithLimits) },
     { onValidate: ({ addValidationRule }) => limitRules().forEach(addValidationRule) },
     costLimitPlugin(),
+    // Text PostgreSQL cannot hold, in a literal or a variable: validation_failed before any resolver (src/storable-text.ts).
+    storableTextPlugin(),
     refusalPenaltyPlugin(services) as Plugin,
     databaseUnavailable(),
     // Mutations record their actor and request id in the audit log (src/audit/record.ts).
@@ -69,8 +72,10 @@ type MaskError = NonNullable<Exclude<YogaServerOptions<object, object>['maskedEr
 /** Database unavailability (a resolver's or the context's) becomes `service_unavailable`, not an unexpected error. */
 function maskUnavailable(services: Services): MaskError {
   return (error, message, isDev) => {
-    if (!outageMonitor(services).report(error)) return maskError(error, message, isDev);
     const at = error instanceof GraphQLError ? { nodes: error.nodes, path: error.path } : {};
+    // Never the database's message (it quotes the query), even in development.
+    if (isUnstorableTextError(error)) return new GraphQLError(`Text ${UNSTORABLE_TEXT_MESSAGE}`, { ...at, extensions: { code: 'validation_failed' } });
+    if (!outageMonitor(services).report(error)) return maskError(error, message, isDev);
     return new GraphQLError(UNAVAILABLE_MESSAGE, { ...at, extensions: { code: 'service_unavailable' } });
   };
 }

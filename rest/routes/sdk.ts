@@ -12,6 +12,7 @@ import { geoHeaderNames, geoHeaders } from '../../src/sdk/location.js';
 import { sdkConfigFromMemory, type SdkConfig } from '../../src/sdk/config.js';
 import { sdkConfigV2FromMemory, type SdkConfigV2 } from '../../src/sdk/config-v2.js';
 import { consentBody } from '../../src/sdk/consent.js';
+import { isStorableText } from '../../src/storable-text.js';
 import { fromGraphQLError } from '../errors.js';
 import { route, type RestRequest, type RestResponse, type RouteDef } from '../route.js';
 import { ErrorBody, pick, sessionErrors, timestamp, validationError } from '../schemas.js';
@@ -266,6 +267,8 @@ function localeQuery(url: string): { locale?: string } | undefined {
   const params = new URLSearchParams(url.slice(query + 1));
   for (const name of params.keys()) if (name !== 'locale') return undefined;
   const locale = params.get('locale');
+  // Text the database cannot hold is refused by the full path (400), as on the first request.
+  if (locale !== null && !isStorableText(locale)) return undefined;
   return locale === null ? {} : { locale };
 }
 

@@ -6,5 +6,6 @@ import { build, distIsFresh } from '../../scripts/build.mjs';
 export default function setup(): void {
   if (distIsFresh()) return;
   console.log('dist/ is missing or older than the sources: building the service (scripts/build.mjs)');
-  build();
+  // Under the build lock, like `npm start`: a start or another run building at the same moment is waited for.
+  build({ ifStale: true });
 }
