@@ -125,7 +125,7 @@ function EventRow({ event, projectName, names }: { event: AuditEvent; projectNam
         {words !== event.action && <small className="mono">{event.action}</small>}
       </td>
       <td>
-        {targetName ?? (
+        {targetName ? <span>{targetName}</span> : (
           <>
             {target.type?.replaceAll('_', ' ')} <code className="ellipsis" title={target.id}>{target.id}</code>
           </>
