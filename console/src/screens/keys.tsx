@@ -139,7 +139,8 @@ function CreateKey({ projectId, onCreated }: { projectId: string; onCreated(crea
   const [state, create] = useMutation(CreateApiKeyDocument);
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    const done = await create({ projectId, name: name.trim() || null });
+    // Unnamed: the field is left out (the API refuses a null name).
+    const done = await create({ projectId, name: name.trim() || undefined });
     if (done.data) {
       onCreated({ name: done.data.createApiKey.apiKey.name || done.data.createApiKey.apiKey.prefix, secret: done.data.createApiKey.secret });
       setName('');

@@ -1,6 +1,6 @@
 // Allowed origins of a project (console-screens): which sites may use its publishable keys. Admins add and remove
 // origins and flip the enforcement switch, each saved at once (issue 28: no second "Save" to forget); Viewers read them.
-import { useState, type FormEvent } from 'react';
+import { useEffect, useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { Empty, ErrorState, QueryState } from '../components/states';
 import { ProjectAllowedOriginsDocument, UpdateAllowedOriginsDocument } from '../graphql/generated';
@@ -81,6 +81,9 @@ function OriginsEditor({ projectId, saved }: { projectId: string; saved: { enfor
   const [draftError, setDraftError] = useState('');
   const [state, save] = useMutation(UpdateAllowedOriginsDocument);
   const [status, setStatus] = useState('');
+  // The switch moves at once and goes back if the save is refused.
+  const [enforce, setEnforce] = useState(saved.enforce);
+  useEffect(() => setEnforce(saved.enforce), [saved.enforce]);
 
   const change = async (input: { enforce?: boolean; origins?: string[] }, done: string) => {
     setStatus('');
@@ -102,9 +105,13 @@ function OriginsEditor({ projectId, saved }: { projectId: string; saved: { enfor
       <label className="check">
         <input
           type="checkbox"
-          checked={saved.enforce}
+          checked={enforce}
           disabled={state.fetching}
-          onChange={(e) => change({ enforce: e.target.checked }, e.target.checked ? 'Saved: only the listed origins are allowed.' : 'Saved: enforcement is off.')}
+          onChange={async (e) => {
+            const on = e.target.checked;
+            setEnforce(on);
+            if (!(await change({ enforce: on }, on ? 'Saved: only the listed origins are allowed.' : 'Saved: enforcement is off.'))) setEnforce(saved.enforce);
+          }}
         />
         Only allow the listed origins (recommended)
       </label>
