@@ -63,6 +63,7 @@ function Editor({ projectId, configuration }: { projectId: string; configuration
         {/* Saving and publishing side by side, at the top and in sight while the long form scrolls. */}
         <div className="editor-actions" role="region" aria-label="Save and publish">
           <StatusBadge configuration={configuration} />
+          <span className="break" aria-hidden="true" />
           {canEdit && tab === 'draft' && (
             <>
               <button type="submit" form="draft-form" className="primary" disabled={!draftDirty || saving.fetching}>
