@@ -132,7 +132,7 @@ describe('every screen as the Owner', () => {
     expect(owner.errors).toEqual([]);
     expect(owner.forbidden).toEqual([]);
     await owner.close();
-  });
+  }, 180_000); // ten screens at two widths each, on a machine shared with other browser files
 
   it('empty states: a project with nothing published, no key, no webhook, no receipt', async () => {
     const owner = await signedIn(browser, serviceUrl, t.owner);
