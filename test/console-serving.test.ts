@@ -89,7 +89,7 @@ describe('the console at /console/', () => {
         expect(res.headers.vary).toBe('Accept-Encoding');
         expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable');
         expect(res.headers['content-length']).toBe(String(res.body.length));
-        expect(res.headers['content-type']).toMatch(asset.endsWith('.js') ? /^text\/javascript/ : /^text\/css/);
+        expect(res.headers['content-type']).toMatch(asset.endsWith('.js') ? /^text\/javascript/ : asset.endsWith('.svg') ? /^image\/svg\+xml$/ : /^text\/css/);
         expect(decoded(res).equals(built), `${path} ${res.headers['content-encoding']}`).toBe(true); // toEqual walks 200 KB byte by byte
       }
       expect(br.body.length).toBeLessThan(gzip.body.length);
@@ -105,6 +105,17 @@ describe('the console at /console/', () => {
     expect(br.headers['content-encoding']).toBe('br');
     expect(decoded(br).equals(builtIndex)).toBe(true);
     expect((await raw('/console/', { 'accept-encoding': 'br', 'if-none-match': String(br.headers.etag) })).status).toBe(304);
+  });
+
+  it('index.html names its icon, a hashed asset served like the others: no /favicon.ico asked for, no 404 on a first visit', async () => {
+    const icon = /<link rel="icon" type="image\/svg\+xml" href="\/console\/(assets\/favicon-[^"]+\.svg)">/.exec(builtIndex.toString())?.[1];
+    expect(icon).toBeDefined();
+    const res = await raw(`/console/${icon}`, { 'accept-encoding': 'br' });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('image/svg+xml');
+    expect(res.headers['content-encoding']).toBe('br');
+    expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(decoded(res).toString()).toMatch(/^<svg /);
   });
 
   it('a deep link is the app (index.html with its CSP); a missing file is 404, not the app', async () => {

@@ -234,10 +234,33 @@ function Header({ context, navigate }: { context: ProjectContext; navigate: (to:
   );
 }
 
+// The project last opened in each organization: its screens stay in the sidebar on the organization's own screens
+// (Members, Billing, Audit log), one click away. Kept for the tab's life (sessionStorage), not across sign-ins.
+const LAST_PROJECT = 'consent-console:last-project:';
+function rememberProject(orgId: string, projectId: string) {
+  try {
+    sessionStorage.setItem(LAST_PROJECT + orgId, projectId);
+  } catch {
+    // Storage refused (a locked-down browser): the sidebar only forgets the project.
+  }
+}
+function lastProject(orgId: string): string | null {
+  try {
+    return sessionStorage.getItem(LAST_PROJECT + orgId);
+  } catch {
+    return null;
+  }
+}
+
 function Navigation({ context }: { context: ProjectContext }) {
   const [location] = useLocation();
   const { organization, project, role } = context;
+  useEffect(() => {
+    if (organization && project) rememberProject(organization.id, project.id);
+  }, [organization, project]);
   if (!organization) return null;
+  const lastId = project ? null : lastProject(organization.id);
+  const shown = project ?? organization.projects.find((p) => p.id === lastId) ?? (organization.projects.length === 1 ? organization.projects[0] : undefined);
   const link = (href: string, label: string) => (
     <li key={href}>
       <Link href={href} aria-current={location === href ? 'page' : undefined}>
@@ -247,18 +270,22 @@ function Navigation({ context }: { context: ProjectContext }) {
   );
   return (
     <nav className="sidebar" aria-label="Console">
-      <p className="nav-heading">{organization.name}</p>
-      <ul>
+      <p className="nav-heading" id="nav-organization">
+        {organization.name}
+      </p>
+      <ul aria-labelledby="nav-organization">
         {ORGANIZATION_SCREENS.filter((item) => roleAtLeast(role, item.role)).map((item) =>
           link(item.screen ? paths.orgScreen(organization.id, item.screen) : paths.organization(organization.id), item.label),
         )}
       </ul>
-      {project && (
+      {shown && (
         <>
-          <p className="nav-heading">{project.name}</p>
-          <ul>
+          <p className="nav-heading" id="nav-project">
+            {shown.name}
+          </p>
+          <ul aria-labelledby="nav-project">
             {PROJECT_SCREENS.filter((item) => roleAtLeast(role, item.role)).map((item) =>
-              link(item.screen ? paths.projectScreen(organization.id, project.id, item.screen) : paths.project(organization.id, project.id), item.label),
+              link(item.screen ? paths.projectScreen(organization.id, shown.id, item.screen) : paths.project(organization.id, shown.id), item.label),
             )}
           </ul>
         </>

@@ -17,7 +17,8 @@ import { OrganizationMember } from './members.js';
 import { Organization } from './organization.js';
 import { Project } from './project.js';
 import { Receipt } from './receipts.js';
-import { AllowedOriginsRef } from './sdk.js';
+import { AllowedOriginsRef, SdkRefusalRef } from './sdk.js';
+import { listSdkRefusals } from '../../src/sdk/refusals.js';
 import { consentStatsLoader, ConsentStatsRef, STATS_ARGS_DESCRIPTION, statsArgs } from './stats.js';
 import { Webhook, WebhookDelivery } from './webhooks.js';
 
@@ -98,6 +99,13 @@ builder.objectFields(Project, (t) => ({
     description: 'Browser origins allowed to use the project’s keys (Viewer or above)',
     authScopes: onProject('VIEWER'),
     resolve: (project) => ({ enforce: project.enforceOrigins, origins: project.allowedOrigins }),
+  }),
+  sdkRefusals: t.field({
+    type: [SdkRefusalRef],
+    nullable: true,
+    description: 'What the SDK API last refused from the project’s sites, one per kind, newest first (Viewer or above; the console’s go-live checklist)',
+    authScopes: onProject('VIEWER'),
+    resolve: (project, _args, ctx) => listSdkRefusals(ctx.services, project.id),
   }),
   webhook: t.field({
     type: Webhook,

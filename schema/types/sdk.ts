@@ -6,6 +6,7 @@ import type { Placement } from '../../src/consent/jurisdictions.js';
 import { recordConsent, type ConsentAck } from '../../src/sdk/consent.js';
 import { latestDecision, type SdkDecision } from '../../src/sdk/decision.js';
 import { getAllowedOrigins, updateAllowedOrigins, type AllowedOrigins } from '../../src/sdk/origins.js';
+import type { SdkRefusalRow } from '../../src/sdk/refusals.js';
 import { builder } from '../builder.js';
 
 // --- Allowed origins (operator side) ---
@@ -15,6 +16,21 @@ export const AllowedOriginsRef = builder.objectRef<AllowedOrigins>('AllowedOrigi
   fields: (t) => ({
     enforce: t.exposeBoolean('enforce'),
     origins: t.exposeStringList('origins'),
+  }),
+});
+
+export const SdkRefusalRef = builder.objectRef<SdkRefusalRow>('SdkRefusal').implement({
+  description:
+    'The last SDK request of one kind the service refused for the project (recorded at most once a minute per kind), ' +
+    'so the console can say why a site does not show the banner',
+  fields: (t) => ({
+    kind: t.exposeString('kind', {
+      description:
+        'The SDK error code the site got: revoked_key, origin_not_allowed, or invalid_key (an unknown key that starts like one of the project’s keys)',
+    }),
+    origin: t.exposeString('origin', { nullable: true, description: 'The Origin header of the refused request; null when it had none' }),
+    keyPrefix: t.exposeString('keyPrefix', { nullable: true, description: 'The first 14 characters of the key the site sent (pk_live_ and 6)' }),
+    seenAt: t.expose('seenAt', { type: 'DateTime', description: 'When it was refused (the latest, to within a minute)' }),
   }),
 });
 

@@ -3,6 +3,7 @@ import { KEY_PATTERN } from '../keys/service.js';
 import type { Services } from '../services.js';
 import { sdkCache, type ProjectAccess } from './cache.js';
 import { invalidKey, originNotAllowed, revokedKey } from './errors.js';
+import { keyPrefixOf, sdkRefusals } from './refusals.js';
 
 export interface SdkCaller {
   keyId: string;
@@ -18,13 +19,18 @@ const serviceOrigins = new WeakMap<Services, string>();
  * origin (PUBLIC_BASE_URL), where the hosted preferences page runs.
  */
 export async function authenticateSdk(services: Services, token: string | undefined, origin: string | undefined): Promise<SdkCaller> {
-  if (!token || !KEY_PATTERN.test(token)) throw invalidKey();
+  const unknown = () => (sdkRefusals(services).recordUnknownKey(token, origin), invalidKey());
+  if (!token || !KEY_PATTERN.test(token)) throw unknown();
   const cache = sdkCache(services);
   const key = await cache.key(token);
-  if (!key) throw invalidKey();
+  if (!key) throw unknown();
   const project = await cache.project(key.projectId);
   const refused = refusal(services, key.keyId, project, origin);
-  if (refused) throw refused;
+  if (refused) {
+    // Remembered for the go-live checklist (throttled, not awaited): what the operator's site was refused.
+    sdkRefusals(services).record(key.projectId, refused.code as 'revoked_key' | 'origin_not_allowed', origin, keyPrefixOf(token));
+    throw refused;
+  }
   await cache.touchKey(key.keyId);
   return { keyId: key.keyId, project };
 }

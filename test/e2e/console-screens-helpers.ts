@@ -107,6 +107,8 @@ export async function screenshots(page: Page, name: string): Promise<void> {
     await page.screenshot({ path: `${ARTIFACTS}/${name}-${width}.png`, fullPage: true });
     const overflow = await sticksOut(page);
     if (overflow.length) throw new Error(`${name} at ${width} px scrolls sideways: ${overflow.join('; ')}`);
+    const hidden = await outOfSight(page);
+    if (hidden.length) throw new Error(`${name} at ${width} px hides: ${hidden.join('; ')}`);
   }
   await page.setViewportSize({ width: 1280, height: 800 });
 }
@@ -125,6 +127,41 @@ export function sticksOut(page: Page): Promise<string[]> {
     return [...positioned, ...past]
       .slice(0, 5)
       .map((el) => `${el.tagName.toLowerCase()}${el.className ? `.${String(el.className).replace(/\s+/g, '.')}` : ''} "${(el.textContent ?? '').trim().slice(0, 30)}" (right ${Math.round(el.getBoundingClientRect().right)})`);
+  });
+}
+
+/**
+ * What a reader cannot reach at this width (issue 28): a navigation link cut off or out of view (the current one
+ * included), a table cell past the viewport's edge in a box that scrolls unannounced. A table that scrolls on
+ * purpose (`.scrolls`) must show its scroll hint while columns are out of sight.
+ */
+export function outOfSight(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    const found: string[] = [];
+    for (const link of document.querySelectorAll('nav[aria-label="Console"] a')) {
+      const box = link.getBoundingClientRect();
+      if (box.width === 0 || box.left < -1 || box.right > width + 1) found.push(`navigation link "${link.textContent}" (${Math.round(box.left)}-${Math.round(box.right)})`);
+      let parent = link.parentElement;
+      while (parent && parent.tagName !== 'NAV') {
+        const p = parent.getBoundingClientRect();
+        if (box.right > p.right + 1 || box.left < p.left - 1) found.push(`navigation link "${link.textContent}" clipped by ${parent.tagName.toLowerCase()}`);
+        parent = parent.parentElement;
+      }
+    }
+    for (const cell of document.querySelectorAll('main td, main th')) {
+      const box = cell.getBoundingClientRect();
+      // A header row hidden for the eye (cards on a phone label each cell instead) is read by screen readers only.
+      const head = cell.closest('thead');
+      if (head && head.getBoundingClientRect().width <= 1) continue;
+      const container = cell.closest('.table-scroll');
+      const limit = Math.min(width, container ? container.getBoundingClientRect().right : width);
+      if (box.width === 0 || box.right <= limit + 1) continue;
+      const scroller = cell.closest('.scrolls');
+      if (!scroller) found.push(`table cell "${(cell.textContent ?? '').trim().slice(0, 20)}" at ${Math.round(box.right)} px, in no announced scroll box`);
+      else if (!scroller.previousElementSibling?.classList.contains('scroll-hint')) found.push(`a scrolling table without its hint (${scroller.getAttribute('aria-label')})`);
+    }
+    return [...new Set(found)].slice(0, 6);
   });
 }
 

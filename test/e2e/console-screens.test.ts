@@ -78,6 +78,8 @@ beforeAll(async () => {
   clock.offsetMs = 0;
   // Today: more than a page (50) of receipts.
   await Promise.all(Array.from({ length: 55 }, (_, i) => receipt({ necessary: true, analytics: i % 3 !== 0, ads: i % 5 === 0 }, { gpc: i % 7 === 0 })));
+  // The newest: a receipt that says what the visitor did (SDK v2 sends `action`).
+  await receipt({ necessary: true, analytics: false, ads: false }, { action: 'reject_all' });
   // The free plan has room for one project: the empty one is in a second organization.
   empty = await createProject(server, t.owner, (await organization(server, t.owner, { name: 'Acme Labs' })).id, 'Blog');
   // Deliveries of the receipts above reach the receiver; wait for a few so the table has rows.
@@ -120,12 +122,17 @@ describe('every screen as the Owner', () => {
       await openScreen(page, serviceUrl, screen.path, screen.heading);
       if (screen.name === 'analytics') await page.locator('.chart canvas').first().waitFor();
       if (screen.name === 'webhook') await page.getByRole('cell', { name: 'consent.updated' }).first().waitFor();
+      // The project last opened stays in the sidebar on the organization's screens (issue 28).
+      if (['billing', 'members', 'audit'].includes(screen.name)) {
+        const nav = page.getByRole('navigation', { name: 'Console' });
+        await nav.getByRole('list', { name: 'Shop' }).getByRole('link', { name: 'Receipts', exact: true }).waitFor();
+      }
       await check(owner, screen.name);
     }
     expect(owner.errors).toEqual([]);
     expect(owner.forbidden).toEqual([]);
     await owner.close();
-  });
+  }, 180_000); // ten screens at two widths each, on a machine shared with other browser files
 
   it('empty states: a project with nothing published, no key, no webhook, no receipt', async () => {
     const owner = await signedIn(browser, serviceUrl, t.owner);
@@ -227,14 +234,26 @@ describe('keys', () => {
     await openScreen(page, serviceUrl, projectPath('keys'), 'API keys');
     await page.getByLabel(/^Name/).fill('Checkout page');
     await page.getByRole('button', { name: 'Create key' }).click();
-    const secretField = page.getByRole('textbox', { name: 'Key “Checkout page”' });
+    // The key-created dialog: the key, and the install snippet filled in with it, each copied exactly as shown.
+    const created = page.getByRole('dialog', { name: 'Key “Checkout page” created' });
+    const secretField = created.getByRole('textbox', { name: 'Publishable key' });
     await secretField.waitFor();
     const secret = await secretField.inputValue();
     expect(secret).toMatch(/^pk_live_[A-Za-z0-9]{32}$/);
-    await page.getByRole('button', { name: 'Copy' }).click();
-    await page.getByText('Copied to the clipboard.').waitFor();
+    await created.getByRole('button', { name: 'Copy key' }).click();
+    await created.getByText('Copied to the clipboard.').waitFor();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
-    await page.getByRole('button', { name: 'I have stored it' }).click();
+    const snippet = (await created.getByLabel('Install snippet', { exact: true }).textContent())!;
+    expect(snippet).toBe(
+      `<script src="${serviceUrl}/sdk/v2/consent.js"></script>\n<script>ConsentSDK.init({ publicKey: '${secret}', apiBaseUrl: '${serviceUrl}' });</script>`,
+    );
+    await created.getByRole('button', { name: /^Copy snippet/ }).click();
+    await created.getByText('Copied.').waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(snippet);
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshots(page, 'key-created');
+    await created.getByRole('button', { name: 'I have stored it' }).click();
+    await created.waitFor({ state: 'hidden' });
     expect(await page.getByText(secret).count()).toBe(0);
     // The list shows it by prefix only; the key works on the SDK API.
     await page.getByRole('cell', { name: 'Checkout page', exact: true }).waitFor();
@@ -255,6 +274,31 @@ describe('keys', () => {
     await owner.close();
   });
 
+  it('with Google Consent Mode on, the new key’s snippet says so on the script tag; the home shows a placeholder, never a key prefix', async () => {
+    // The Blog project (nothing published): its draft experience decides.
+    expect((await api(t.owner, 'PUT', `/api/platform/projects/${empty.id}/consent/experience`, { googleConsentMode: { enabled: true, signals: {} } })).status).toBe(200);
+    const owner = await signedIn(browser, serviceUrl, t.owner);
+    const { page } = owner;
+    await openScreen(page, serviceUrl, emptyPath('keys'), 'API keys');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const created = page.getByRole('dialog', { name: /created$/ });
+    const secret = await created.getByRole('textbox', { name: 'Publishable key' }).inputValue();
+    const snippet = (await created.getByLabel('Install snippet', { exact: true }).textContent())!;
+    expect(snippet).toContain(`<script src="${serviceUrl}/sdk/v2/consent.js" data-google-consent-mode></script>`);
+    expect(snippet).toContain(`publicKey: '${secret}'`);
+    await created.getByRole('button', { name: 'I have stored it' }).click();
+
+    await openScreen(page, serviceUrl, `/orgs/${empty.organizationId}/projects/${empty.id}`, 'Blog');
+    const snippets = (await page.locator('main pre').allTextContents()).join('\n');
+    expect(snippets).toContain("publicKey: 'PASTE_YOUR_PUBLISHABLE_KEY_HERE'");
+    expect(snippets).toContain('data-google-consent-mode');
+    expect(snippets).not.toContain(secret.slice(0, 14));
+    expect(snippets).not.toContain('…');
+    await page.locator('[data-step="sdk"]').getByText(/No request from your site yet/).waitFor();
+    expect(owner.errors).toEqual([]);
+    await owner.close();
+  });
+
   it('an Admin sees the keys without create or revoke', async () => {
     const admin = await signedIn(browser, serviceUrl, t.admin);
     await openScreen(admin.page, serviceUrl, projectPath('keys'), 'API keys');
@@ -266,20 +310,32 @@ describe('keys', () => {
 });
 
 describe('origins', () => {
-  it('an Admin adds and removes origins, refuses a path, and saves with the switch', async () => {
+  it('an Admin adds and removes origins, each saved at once; a path is refused; the switch saves too', async () => {
     const admin = await signedIn(browser, serviceUrl, t.admin);
     const { page } = admin;
+    const saved = async () => (await api(t.viewer, 'GET', projectApi('/allowed-origins'))).body;
     await openScreen(page, serviceUrl, projectPath('origins'), 'Allowed origins');
     await page.getByLabel('Origin', { exact: true }).fill('ftp://nope');
-    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    await page.getByRole('button', { name: 'Add and save' }).click();
     await page.getByRole('alert').getByText(/Enter an origin such as/).waitFor();
+    // Adding saves: no second button to forget, nothing lost by leaving the screen.
     await page.getByLabel('Origin', { exact: true }).fill('https://blog.example/some/page');
-    await page.getByRole('button', { name: 'Add', exact: true }).click();
-    await page.getByText('https://blog.example', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Add and save' }).click();
+    await page.getByRole('status').getByText('Saved: https://blog.example is allowed.').waitFor();
+    expect(await saved()).toEqual({ enforce: true, origins: ['https://shop.example', 'https://*.shop.example', 'https://blog.example'] });
+    expect(await page.getByRole('button', { name: /Save changes/ }).count()).toBe(0);
     await page.getByRole('button', { name: 'Remove https://*.shop.example' }).click();
-    await page.getByRole('button', { name: 'Save changes' }).click();
-    await page.getByRole('status').getByText('Saved.').waitFor();
-    expect((await api(t.viewer, 'GET', projectApi('/allowed-origins'))).body).toEqual({ enforce: true, origins: ['https://shop.example', 'https://blog.example'] });
+    await page.getByRole('status').getByText('Saved: https://*.shop.example removed.').waitFor();
+    expect(await saved()).toEqual({ enforce: true, origins: ['https://shop.example', 'https://blog.example'] });
+    await page.getByLabel('Only allow the listed origins (recommended)').uncheck();
+    await page.getByRole('status').getByText('Saved: enforcement is off.').waitFor();
+    expect((await saved()).enforce).toBe(false);
+    // Leaving and coming back shows what is saved.
+    await openScreen(page, serviceUrl, projectPath('origins'), 'Allowed origins');
+    await page.getByText('https://blog.example', { exact: true }).waitFor();
+    expect(await page.getByLabel('Only allow the listed origins (recommended)').isChecked()).toBe(false);
+    await screenshots(page, 'origins-saved');
+    await api(t.admin, 'PUT', projectApi('/allowed-origins'), { enforce: true });
     // Back as they were for the other tests.
     await api(t.admin, 'PUT', projectApi('/allowed-origins'), { origins: ['https://shop.example', 'https://*.shop.example'] });
     expect(admin.errors).toEqual([]);
@@ -342,6 +398,10 @@ describe('receipts', () => {
     await openScreen(page, serviceUrl, projectPath('receipts'), 'Receipts');
     const rows = () => page.locator('tbody tr').count();
     expect(await rows()).toBe(50);
+    // Purpose names (with their keys) and what the visitor did, in words (issue 28).
+    const newest = page.locator('tbody tr').first();
+    expect(await newest.textContent()).toMatch(/Rejected all.*✕ Advertising ads.*✕ Analytics analytics.*✓ Necessary necessary/);
+    expect(await page.locator('tbody tr').nth(1).textContent()).toContain('Not said (older SDK)');
     const firstPageTop = await page.locator('tbody tr').first().textContent();
     await page.getByRole('button', { name: 'Next' }).click();
     await page.getByText('Page 2').waitFor();
@@ -391,6 +451,10 @@ describe('analytics', () => {
     expect(await total.locator('td').first().textContent()).toBe(String(stats.totals.receipts));
     expect(stats.totals.receipts).toBe(receiptCount);
     expect(await page.locator('tbody tr').count()).toBe(30);
+    // Tiles give the count beside the share; two weeks of data draw the trends (no day-one note).
+    await page.locator('.totals').getByText(`${stats.totals.rejectedAll} of ${stats.totals.receipts}`).waitFor();
+    await page.locator('.totals').getByText(`${stats.totals.gpc} of ${stats.totals.receipts}`).waitFor();
+    expect(await page.getByText(/receipts so far/).count()).toBe(0);
     // The canvas really drew something (not a blank box).
     const inked = await page.locator('.chart canvas').first().evaluate((canvas: HTMLCanvasElement) => {
       const data = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height).data;
@@ -520,10 +584,14 @@ describe('audit log', () => {
     await select(page, 'Action').selectOption('api_key.revoked');
     await page.getByRole('button', { name: 'Apply' }).click();
     // The unfiltered rows stay until the filtered answer replaces them: wait for that answer, not for any row.
-    const actionCells = page.locator('tbody tr td:nth-child(3)');
-    await expect.poll(async () => new Set(await actionCells.allTextContents())).toEqual(new Set(['api_key.revoked']));
+    const actionCells = page.locator('tbody tr td[data-action]');
+    await expect.poll(async () => new Set(await actionCells.evaluateAll((cells) => cells.map((c) => c.getAttribute('data-action'))))).toEqual(new Set(['api_key.revoked']));
     const actions = await actionCells.allTextContents();
     expect(actions.length).toBeGreaterThan(0);
+    // In words, and the key by its name and prefix instead of an id.
+    expect(actions.every((text) => text.startsWith('Revoked a publishable key'))).toBe(true);
+    await page.locator('tbody').getByText(/^key “Old theme” \(pk_live_[A-Za-z0-9]{6}…\)$/).waitFor();
+    expect(await select(page, 'Action').locator('option:checked').textContent()).toBe('Revoked a publishable key');
     await page.locator('tbody tr').first().locator('summary').click();
     await page.locator('tbody tr').first().locator('.changes').getByText('(none)').waitFor();
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
@@ -549,7 +617,7 @@ describe('a Viewer', () => {
     /^input\[text\]: Installation$/,
     /^select\[select-one\]: (Show|Product|Export format|Per|Version)$/,
     // console-core's: copy a snippet, switch the editor's tabs and the preview's view.
-    /^button\[button\]: (Copy|Purposes and notice|Experience|Banner|Preferences)$/,
+    /^button\[button\]: (Copy(: .+)?|Purposes and notice|Experience|Banner|Preferences)$/,
     /^select\[select-one\]: Preview language$/,
   ];
 

@@ -77,7 +77,30 @@ describe('a new operator', () => {
 
     await openConsentEditor(page);
     expect(new URL(page.url()).pathname).toBe(`/console/orgs/${orgId}/projects/${projectId}/consent`);
+    // An empty draft never published is no good news (a warning, not green); the labels show their defaults;
+    // saving and publishing sit side by side at the top.
+    const badge = page.locator('[data-status]');
+    expect(await badge.textContent()).toBe('Not published yet: add purposes, then publish');
+    expect(await badge.getAttribute('class')).toBe('badge warn');
+    expect(await page.getByLabel('Accept button').getAttribute('placeholder')).toBe('Accept all');
+    expect(await page.getByLabel('Reject button').getAttribute('placeholder')).toBe('Reject all');
+    expect(await page.getByLabel('Manage button').getAttribute('placeholder')).toBe('Customise');
+    const actions = page.getByRole('region', { name: 'Save and publish' });
+    await actions.getByRole('button', { name: 'Save draft' }).waitFor();
+    await actions.getByRole('button', { name: 'Publish…' }).waitFor();
+    await screenshots(page, 'consent-editor-empty');
     await writePurposes(page, DRAFT);
+    // Still in sight at the bottom of the long form (sticky).
+    await page.getByLabel('Manage button').fill('Choose');
+    await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+    const inView = (name: string) =>
+      actions.getByRole('button', { name }).evaluate((el) => {
+        const box = el.getBoundingClientRect();
+        return box.top >= 0 && box.bottom <= window.innerHeight;
+      });
+    expect(await inView('Save draft')).toBe(true);
+    expect(await inView('Publish…')).toBe(true);
+    await page.getByLabel('Manage button').fill('');
     // The live preview: the real SDK v2 in the frame renders the saved draft.
     const preview = page.frameLocator('iframe.preview-frame');
     await preview.locator('#consent-sdk-root [data-consent="banner"]').waitFor();
@@ -214,12 +237,18 @@ describe('a Viewer', () => {
     expect(await enabledChangeControls(page, /^$/)).toEqual([]);
     await page.getByRole('link', { name: 'Shop' }).click();
     await page.getByRole('heading', { name: 'Go-live checklist' }).waitFor();
-    expect(await enabledChangeControls(page, /^(Copy|SDK v2 snippet|SDK v2 with the Google tag)$/)).toEqual([]);
+    expect(await enabledChangeControls(page, /^Copy: /)).toEqual([]);
     await openConsentEditor(page);
     await page.getByRole('note').filter({ hasText: 'You are a Viewer' }).waitFor();
     const readOnly = /^(Purposes and notice|Experience)$/; // the tabs only switch what is shown
     expect(await enabledChangeControls(page, readOnly)).toEqual([]);
     expect(await page.getByRole('button', { name: /Save|Publish/ }).count()).toBe(0);
+    // Its fields look disabled, not editable: greyed, dashed, the not-allowed cursor.
+    const look = await page.getByLabel('Title', { exact: true }).evaluate((el) => {
+      const style = getComputedStyle(el);
+      return { border: style.borderTopStyle, cursor: style.cursor, color: style.color, background: style.backgroundColor };
+    });
+    expect(look).toEqual({ border: 'dashed', cursor: 'not-allowed', color: 'rgb(90, 100, 112)', background: 'rgb(236, 238, 241)' });
     await page.getByRole('tab', { name: 'Experience' }).click();
     expect(await enabledChangeControls(page, readOnly)).toEqual([]);
     expect(await axeViolations(page)).toEqual([]);

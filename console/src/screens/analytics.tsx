@@ -1,6 +1,7 @@
 // Consent analytics of a project (console-screens): how visitors answer, from the daily rollup
 // (docs/analytics.md). Three uPlot charts (opt-in rate per purpose, the accept/reject/customise split, the
 // share of GPC browsers) for a range, an interval and optionally one version, and the same numbers as a table.
+import { TableBox } from '../components/table-box';
 import { useMemo, useState, type FormEvent } from 'react';
 import { useQuery } from 'urql';
 import { Empty, QueryState } from '../components/states';
@@ -124,6 +125,21 @@ function FilterForm({ value, versions, onApply }: { value: Filters; versions: { 
   );
 }
 
+/** Line charts of rates need this many periods with receipts; the counts (bars, tiles, table) show from the first. */
+const MIN_PERIODS_FOR_TRENDS = 3;
+
+/** A total as a share, with the count beside it. */
+function Tile({ label, count, whole }: { label: string; count: number; whole: number }) {
+  return (
+    <div>
+      <dt>{label}</dt>
+      <dd>
+        {formatShare(count, whole)} <span className="tile-count">{formatCount(count)} of {formatCount(whole)}</span>
+      </dd>
+    </div>
+  );
+}
+
 const seconds = (day: string) => Date.parse(`${day}T00:00:00Z`) / 1000;
 const rate = (part: number | undefined, whole: number) => (whole ? Math.round(((part ?? 0) / whole) * 1000) / 10 : null);
 
@@ -150,6 +166,9 @@ function Report({ data, stats }: { data: ConsentAnalyticsQuery; stats: Stats }) 
     // eslint-disable-next-line react-hooks/exhaustive-deps -- the stats object identifies the data
   }, [stats]);
   const range = `${formatDay(stats.from)} to ${formatDay(stats.to)}, per ${stats.interval}`;
+  // A rate over one or two periods is a lone dot in a month-wide chart, not a trend: say so instead (day one).
+  const periodsWithData = stats.buckets.filter((b) => b.receipts > 0).length;
+  const sparse = periodsWithData < MIN_PERIODS_FOR_TRENDS;
 
   return (
     <>
@@ -158,25 +177,20 @@ function Report({ data, stats }: { data: ConsentAnalyticsQuery; stats: Stats }) 
           <dt>Receipts</dt>
           <dd>{formatCount(totals.receipts)}</dd>
         </div>
-        <div>
-          <dt>Accepted all</dt>
-          <dd>{formatShare(totals.acceptedAll, totals.receipts)}</dd>
-        </div>
-        <div>
-          <dt>Rejected all</dt>
-          <dd>{formatShare(totals.rejectedAll, totals.receipts)}</dd>
-        </div>
-        <div>
-          <dt>Customised</dt>
-          <dd>{formatShare(totals.customised, totals.receipts)}</dd>
-        </div>
-        <div>
-          <dt>GPC browsers</dt>
-          <dd>{formatShare(totals.gpc, totals.receipts)}</dd>
-        </div>
+        <Tile label="Accepted all" count={totals.acceptedAll} whole={totals.receipts} />
+        <Tile label="Rejected all" count={totals.rejectedAll} whole={totals.receipts} />
+        <Tile label="Customised" count={totals.customised} whole={totals.receipts} />
+        <Tile label="GPC browsers" count={totals.gpc} whole={totals.receipts} />
       </dl>
+      {sparse && (
+        <p className="note" role="note">
+          {periodsWithData === 1 ? `Only one ${stats.interval} has receipts so far` : `Only ${periodsWithData} ${stats.interval}s have receipts so far`}: the
+          opt-in and GPC trends are drawn from three {stats.interval}s with receipts on. Until then the counts are in the tiles above and the table
+          below.
+        </p>
+      )}
       <div className="charts">
-        {optional.length ? (
+        {sparse ? null : optional.length ? (
           <TimeChart
             id="chart-optin"
             title="Opt-in rate per purpose"
@@ -196,6 +210,7 @@ function Report({ data, stats }: { data: ConsentAnalyticsQuery; stats: Stats }) 
           series={charts.split}
           unit="count"
         />
+        {!sparse && (
         <TimeChart
           id="chart-gpc"
           title="Share of browsers sending Global Privacy Control"
@@ -204,6 +219,7 @@ function Report({ data, stats }: { data: ConsentAnalyticsQuery; stats: Stats }) 
           series={charts.gpc}
           unit="percent"
         />
+        )}
       </div>
       <DataTable stats={stats} purposes={purposes} />
     </>
@@ -214,7 +230,7 @@ function DataTable({ stats, purposes }: { stats: Stats; purposes: PurposeInfo[] 
   return (
     <details className="data-table" open>
       <summary>The numbers as a table</summary>
-      <div className="table-scroll">
+      <TableBox layout="scroll" label="Consent numbers per period">
         <table>
           <caption>
             Receipts per {stats.interval} and how they answered; a purpose’s column is the share of receipts that granted it.
@@ -264,7 +280,7 @@ function DataTable({ stats, purposes }: { stats: Stats; purposes: PurposeInfo[] 
             </tr>
           </tfoot>
         </table>
-      </div>
+      </TableBox>
     </details>
   );
 }

@@ -1,12 +1,14 @@
 // The organization's audit log (console-screens, Admin or above): every operator mutation, newest first,
 // filtered by project and action, paged forwards, with each change's before/after, and the CSV export of
 // the same filter through the REST route.
-import { useState, type FormEvent } from 'react';
+import { TableBox } from '../components/table-box';
+import { useMemo, useState, type FormEvent } from 'react';
 import { useQuery } from 'urql';
 import { Empty, ErrorState, QueryState } from '../components/states';
-import { AuditLogDocument, type AuditLogQuery } from '../graphql/generated';
+import { AuditLogDocument, AuditNamesDocument, type AuditLogQuery, type AuditNamesQuery } from '../graphql/generated';
 import type { ScreenProps } from '../lib/screen';
 import { AUDIT_ACTIONS } from '../../../src/audit/actions';
+import { actionWords } from './audit/words';
 import { query, useDownload } from './parts/download';
 import { formatDateTime } from './parts/format';
 import { PagerControls, usePager } from './parts/pager';
@@ -30,6 +32,8 @@ export default function Audit({ params }: ScreenProps) {
   });
   const projects = result.data?.organization.projects ?? [];
   const projectName = new Map(projects.map((p) => [p.id, p.name]));
+  const [namesResult] = useQuery({ query: AuditNamesDocument, variables: { organizationId: orgId } });
+  const names = useMemo(() => targetNames(namesResult.data), [namesResult.data]);
   const filtered = !!(filters.projectId || filters.action);
 
   return (
@@ -51,7 +55,7 @@ export default function Audit({ params }: ScreenProps) {
       >
         {(data) => (
           <>
-            <div className="table-scroll">
+            <TableBox>
               <table className="audit">
                 <caption className="visually-hidden">Audit events, newest first</caption>
                 <thead>
@@ -65,11 +69,11 @@ export default function Audit({ params }: ScreenProps) {
                 </thead>
                 <tbody>
                   {data.organization.auditLog?.edges.map(({ node }) => (
-                    <EventRow key={node.id} event={node} projectName={node.projectId ? projectName.get(node.projectId) : undefined} />
+                    <EventRow key={node.id} event={node} names={names} projectName={node.projectId ? projectName.get(node.projectId) : undefined} />
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableBox>
             <PagerControls
               pager={pager}
               nextCursor={data.organization.auditLog?.pageInfo.hasNextPage ? data.organization.auditLog.pageInfo.endCursor : null}
@@ -82,10 +86,33 @@ export default function Audit({ params }: ScreenProps) {
   );
 }
 
-function EventRow({ event, projectName }: { event: AuditEvent; projectName?: string }) {
+/** What each target is called, by type and id: what the log's ids mean to a person. */
+type Names = Map<string, string>;
+
+function targetNames(data: AuditNamesQuery | undefined): Names {
+  const names: Names = new Map();
+  const org = data?.organization;
+  if (!org) return names;
+  names.set(`organization ${org.id}`, org.name);
+  names.set(`subscription ${org.id}`, `the subscription of ${org.name}`);
+  for (const p of org.projects) {
+    names.set(`project ${p.id}`, p.name);
+    for (const [type, words] of [['webhook', 'the webhook'], ['notice', 'the notice'], ['experience', 'the experience'], ['draft', 'the draft']] as const) {
+      names.set(`${type} ${p.id}`, `${words} of ${p.name}`);
+    }
+    for (const { node: k } of p.apiKeys?.edges ?? []) names.set(`api_key ${k.id}`, `key ${k.name ? `“${k.name}” ` : ''}(${k.prefix}…)`);
+    for (const { node: v } of p.versions?.edges ?? []) names.set(`consent_version ${v.id}`, `version ${v.number} of ${p.name}`);
+  }
+  for (const m of org.members ?? []) names.set(`user ${m.userId}`, m.name ? `${m.name} (${m.email})` : m.email);
+  return names;
+}
+
+function EventRow({ event, projectName, names }: { event: AuditEvent; projectName?: string; names: Names }) {
   const target = event.target as { type?: string; id?: string };
   const changes = event.changes as Record<string, { before?: unknown; after?: unknown }>;
   const fields = Object.keys(changes);
+  const targetName = target.type && target.id ? names.get(`${target.type} ${target.id}`) : undefined;
+  const words = actionWords(event.action);
   return (
     <tr>
       <td>
@@ -93,19 +120,24 @@ function EventRow({ event, projectName }: { event: AuditEvent; projectName?: str
         {event.requestId && <small title="The request id, as in the service's logs">request {event.requestId}</small>}
       </td>
       <td>{event.actor.email ?? <span className="muted">a removed account</span>}</td>
-      <td>
-        <code>{event.action}</code>
+      <td data-action={event.action}>
+        {words}
+        {words !== event.action && <small className="mono">{event.action}</small>}
       </td>
       <td>
-        {target.type?.replace('_', ' ')} <code className="ellipsis" title={target.id}>{target.id}</code>
-        {projectName && <small>in {projectName}</small>}
+        {targetName ? <span>{targetName}</span> : (
+          <>
+            {target.type?.replaceAll('_', ' ')} <code className="ellipsis" title={target.id}>{target.id}</code>
+          </>
+        )}
+        {projectName && targetName !== projectName && <small>in {projectName}</small>}
       </td>
       <td>
         {fields.length ? (
           <details>
             <summary>
               {fields.length === 1 ? fields[0] : `${fields.length} fields`}
-              <span className="visually-hidden"> changed by {event.action}</span>
+              <span className="visually-hidden"> changed: {words}</span>
             </summary>
             <dl className="changes">
               {fields.map((field) => (
@@ -153,7 +185,7 @@ function FilterForm({ value, projects, onApply }: { value: Filters; projects: { 
           <option value="">All actions</option>
           {AUDIT_ACTIONS.map((a) => (
             <option key={a} value={a}>
-              {a}
+              {actionWords(a)}
             </option>
           ))}
         </select>

@@ -1,6 +1,10 @@
 // The draft part of the consent editor: categories, purposes and the notice, as native form controls.
 import { useId } from 'react';
 import type { CategoryRow, DraftForm, Notice, PurposeRow } from '../lib/consent-model';
+import { BUILT_IN_UI_STRINGS } from '../../../src/consent/ui-strings';
+
+/** What the SDK shows on a button whose label is left empty (English here; visitors get their language). */
+const DEFAULT_LABELS = BUILT_IN_UI_STRINGS.en!;
 
 let counter = 0;
 const newRef = () => `new-${++counter}`;
@@ -93,7 +97,7 @@ export function DraftEditor({ form, onChange, readOnly }: { form: DraftForm; onC
       <div className="grid-2">
         <label>
           Title
-          <input name="notice-title" value={form.notice.title} onChange={(e) => setNotice({ title: e.target.value })} maxLength={200} />
+          <input name="notice-title" value={form.notice.title} onChange={(e) => setNotice({ title: e.target.value })} maxLength={200} placeholder="e.g. We value your privacy" />
         </label>
         <label>
           Company name
@@ -101,20 +105,24 @@ export function DraftEditor({ form, onChange, readOnly }: { form: DraftForm; onC
         </label>
         <label className="span-2">
           Text
-          <textarea name="notice-description" value={form.notice.description} onChange={(e) => setNotice({ description: e.target.value })} maxLength={5000} rows={4} />
+          <textarea name="notice-description" value={form.notice.description} onChange={(e) => setNotice({ description: e.target.value })} maxLength={5000} rows={4} placeholder="e.g. We use cookies to run the site and, with your consent, to measure visits." />
         </label>
         <label>
           Accept button
-          <input value={form.notice.acceptLabel} onChange={(e) => setNotice({ acceptLabel: e.target.value })} maxLength={60} />
+          <input value={form.notice.acceptLabel} onChange={(e) => setNotice({ acceptLabel: e.target.value })} maxLength={60} placeholder={DEFAULT_LABELS.acceptAll} aria-describedby="label-defaults" />
         </label>
         <label>
           Reject button
-          <input value={form.notice.rejectLabel} onChange={(e) => setNotice({ rejectLabel: e.target.value })} maxLength={60} />
+          <input value={form.notice.rejectLabel} onChange={(e) => setNotice({ rejectLabel: e.target.value })} maxLength={60} placeholder={DEFAULT_LABELS.rejectAll} aria-describedby="label-defaults" />
         </label>
         <label>
           Manage button
-          <input value={form.notice.manageLabel} onChange={(e) => setNotice({ manageLabel: e.target.value })} maxLength={60} />
+          <input value={form.notice.manageLabel} onChange={(e) => setNotice({ manageLabel: e.target.value })} maxLength={60} placeholder={DEFAULT_LABELS.manage} aria-describedby="label-defaults" />
         </label>
+        <p id="label-defaults" className="hint span-2">
+          Left empty, a button says the built-in words shown in grey (“{DEFAULT_LABELS.acceptAll}”, “{DEFAULT_LABELS.rejectAll}”, “{DEFAULT_LABELS.manage}”), in the
+          visitor’s language; words you type here are shown as they are.
+        </p>
         <label>
           Logo (https URL)
           <input type="url" value={form.notice.logoUrl} onChange={(e) => setNotice({ logoUrl: e.target.value })} placeholder="https://…" />

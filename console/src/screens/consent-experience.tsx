@@ -1,6 +1,7 @@
 // The experience part of the consent editor: translations side by side with the default texts, the Google
 // Consent Mode mapping, cookies per purpose, the theme and the other settings the SDK v2 uses. Saved as one
 // object (updateConsentExperience); fields this editor does not know are sent back as they came.
+import { TableBox } from '../components/table-box';
 import { useState, type FormEvent } from 'react';
 import { useMutation } from 'urql';
 import { ErrorState } from '../components/states';
@@ -66,7 +67,7 @@ export function ExperienceEditor({ projectId, form, draftDirty, experience, save
         {savedKeys.length === 0 ? (
           <p className="state empty">Save purposes first to map them.</p>
         ) : (
-          <div className="table-scroll">
+          <TableBox layout="scroll" label="Google signals and purposes">
             <table aria-labelledby="gcm-title">
               <thead>
                 <tr>
@@ -109,7 +110,7 @@ export function ExperienceEditor({ projectId, form, draftDirty, experience, save
                 })}
               </tbody>
             </table>
-          </div>
+          </TableBox>
         )}
 
         <h2>Cookies</h2>
@@ -287,7 +288,7 @@ function Translations({ form, experience, onChange, readOnly }: { form: DraftFor
       {!locale ? (
         <p className="state empty">No translations: visitors see the default language ({experience.defaultLocale}). Untranslated texts fall back to it.</p>
       ) : (
-        <div className="table-scroll">
+        <TableBox layout="scroll" label="Translations side by side">
           <table className="side-by-side" aria-labelledby="translations-title">
             <thead>
               <tr>
@@ -314,7 +315,7 @@ function Translations({ form, experience, onChange, readOnly }: { form: DraftFor
               ))}
             </tbody>
           </table>
-        </div>
+        </TableBox>
       )}
     </>
   );

@@ -2,7 +2,7 @@
 // (translations side by side, Google Consent Mode, cookies, theme), a live preview with the real SDK v2, and
 // publishing, which says first whether visitors will be asked again (the draft's consentHash against the
 // latest version's) and what differs from the latest version. A Viewer sees it all read-only.
-import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
+import { useEffect, useMemo, useRef, useState, type FormEvent, type RefObject } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { lazyComponent } from '../components/lazy';
 import { ErrorState, QueryState } from '../components/states';
@@ -46,6 +46,7 @@ function Editor({ projectId, configuration }: { projectId: string; configuration
   const experienceDirty = stable(experience) !== stable(savedExperience);
 
   const [saving, save] = useMutation(SaveConsentDraftDocument);
+  const publishDialog = useRef<HTMLDialogElement>(null);
   const saveDraft = async (event: FormEvent) => {
     event.preventDefault();
     await save({ projectId, input: draftInput(form) });
@@ -59,7 +60,30 @@ function Editor({ projectId, configuration }: { projectId: string; configuration
             You are a Viewer in this organization: you can read the configuration but not change or publish it.
           </p>
         )}
-        <PublishPanel projectId={projectId} configuration={configuration} canPublish={canEdit} dirty={draftDirty || experienceDirty} />
+        {/* Saving and publishing side by side, at the top and in sight while the long form scrolls. */}
+        <div className="editor-actions" role="region" aria-label="Save and publish">
+          <StatusBadge configuration={configuration} />
+          <span className="break" aria-hidden="true" />
+          {canEdit && tab === 'draft' && (
+            <>
+              <button type="submit" form="draft-form" className="primary" disabled={!draftDirty || saving.fetching}>
+                {saving.fetching ? 'Saving…' : 'Save draft'}
+              </button>
+              <button type="button" disabled={!draftDirty} onClick={() => setForm(saved)}>
+                Discard changes
+              </button>
+            </>
+          )}
+          {canEdit && (
+            <button type="button" className="primary" disabled={!configuration.hasUnpublishedChanges || draftDirty || experienceDirty} onClick={() => publishDialog.current?.showModal()}>
+              Publish…
+            </button>
+          )}
+          <span role="status">
+            {draftDirty || experienceDirty ? 'Unsaved changes: save or discard them before publishing.' : saving.data && !saving.error ? 'Draft saved.' : ''}
+          </span>
+        </div>
+        <PublishPanel projectId={projectId} configuration={configuration} canPublish={canEdit} dialog={publishDialog} />
         <div className="tabs" role="tablist" aria-label="Editor sections">
           {(['draft', 'experience'] as const).map((t) => (
             <button key={t} type="button" role="tab" id={`tab-${t}`} aria-controls={`panel-${t}`} aria-selected={tab === t} tabIndex={tab === t ? 0 : -1} onClick={() => setTab(t)}
@@ -76,19 +100,8 @@ function Editor({ projectId, configuration }: { projectId: string; configuration
           ))}
         </div>
         <div role="tabpanel" id="panel-draft" aria-labelledby="tab-draft" hidden={tab !== 'draft'}>
-          <form onSubmit={saveDraft} aria-label="Draft">
+          <form id="draft-form" onSubmit={saveDraft} aria-label="Draft">
             <DraftEditor form={form} onChange={setForm} readOnly={!canEdit} />
-            {canEdit && (
-              <div className="savebar">
-                <button type="submit" className="primary" disabled={!draftDirty || saving.fetching}>
-                  {saving.fetching ? 'Saving…' : 'Save draft'}
-                </button>
-                <button type="button" disabled={!draftDirty} onClick={() => setForm(saved)}>
-                  Discard changes
-                </button>
-                <span role="status">{draftDirty ? 'Unsaved changes.' : saving.data && !saving.error ? 'Draft saved.' : ''}</span>
-              </div>
-            )}
             <ErrorState title="Saving the draft failed" error={saving.error} />
           </form>
         </div>
@@ -103,8 +116,25 @@ function Editor({ projectId, configuration }: { projectId: string; configuration
   );
 }
 
-function PublishPanel({ projectId, configuration, canPublish, dirty }: { projectId: string; configuration: Configuration; canPublish: boolean; dirty: boolean }) {
-  const dialog = useRef<HTMLDialogElement>(null);
+/** Where the configuration stands. A draft never published is not good news: a warning, not a green badge. */
+function StatusBadge({ configuration }: { configuration: Configuration }) {
+  const latest = configuration.latestVersion;
+  const empty = !configuration.draft.purposes.length;
+  const status = !latest
+    ? empty
+      ? 'Not published yet: add purposes, then publish'
+      : 'Not published yet'
+    : configuration.hasUnpublishedChanges
+      ? `Version ${latest.number} is live; the draft differs`
+      : `Version ${latest.number} is live and matches the draft`;
+  return (
+    <span className={`badge ${!latest || configuration.hasUnpublishedChanges ? 'warn' : 'ok'}`} data-status>
+      {status}
+    </span>
+  );
+}
+
+function PublishPanel({ projectId, configuration, canPublish, dialog }: { projectId: string; configuration: Configuration; canPublish: boolean; dialog: RefObject<HTMLDialogElement | null> }) {
   const [publishing, publish] = useMutation(PublishConsentDocument);
   const latest = configuration.latestVersion;
   const reprompts = !latest || latest.consentHash !== configuration.draftConsentHash;
@@ -113,7 +143,6 @@ function PublishPanel({ projectId, configuration, canPublish, dirty }: { project
     const result = await publish({ projectId });
     if (!result.error) dialog.current?.close();
   };
-  const status = !latest ? 'Not published yet' : configuration.hasUnpublishedChanges ? `Version ${latest.number} is live; the draft differs` : `Version ${latest.number} is live and matches the draft`;
   const reprompt = (
     <p className={`reprompt ${reprompts ? 'warn' : 'ok'}`} data-reprompt={reprompts ? 'yes' : 'no'}>
       {!latest
@@ -125,12 +154,8 @@ function PublishPanel({ projectId, configuration, canPublish, dirty }: { project
   );
   return (
     <div className="publish-panel card" aria-labelledby="publish-title">
-      <div className="title-row">
-        <h2 id="publish-title">Publish</h2>
-        <span className={`badge ${configuration.hasUnpublishedChanges ? 'warn' : 'ok'}`} data-status>
-          {status}
-        </span>
-      </div>
+      <h2 id="publish-title">Publish</h2>
+      {!configuration.hasUnpublishedChanges && <p className="hint">{latest ? 'Nothing to publish: the draft matches the live version.' : 'Write your purposes and notice, save the draft, then publish.'}</p>}
       {configuration.hasUnpublishedChanges && reprompt}
       {latest && configuration.hasUnpublishedChanges && <ChangeList changes={changes} />}
       {publishing.data && !publishing.error && (
@@ -138,15 +163,7 @@ function PublishPanel({ projectId, configuration, canPublish, dirty }: { project
           Version {publishing.data.publishConsent.version.number} published.
         </p>
       )}
-      {canPublish && (
-        <>
-          <button type="button" className="primary" disabled={!configuration.hasUnpublishedChanges || dirty} onClick={() => dialog.current?.showModal()}>
-            Publish…
-          </button>
-          {dirty && <small>Save or discard your changes before publishing.</small>}
-          <ErrorState title="Publishing failed" error={publishing.error} />
-        </>
-      )}
+      {canPublish && <ErrorState title="Publishing failed" error={publishing.error} />}
       {canPublish && (
       <dialog ref={dialog} aria-labelledby="publish-dialog-title">
         <h2 id="publish-dialog-title">Publish version {(latest?.number ?? 0) + 1}?</h2>

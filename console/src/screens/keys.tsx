@@ -1,5 +1,6 @@
 // Publishable keys of a project (console-screens): the list for everyone, create (the secret shown once,
 // with a copy button) and revoke after a confirmation for Owners only, as the API allows.
+import { TableBox } from '../components/table-box';
 import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { Empty, ErrorState, QueryState } from '../components/states';
@@ -9,7 +10,8 @@ import type { ScreenProps } from '../lib/screen';
 import { ConfirmDialog } from './parts/confirm';
 import { formatDateTime } from './parts/format';
 import { PagerControls, usePager } from './parts/pager';
-import { OneTimeSecret } from './parts/secret';
+import { KeyCreatedDialog } from './parts/key-created';
+import { consentModeOn } from '../lib/snippet';
 import './parts/screens.css';
 
 type ApiKey = NonNullable<ProjectApiKeysQuery['project']['apiKeys']>['edges'][number]['node'];
@@ -43,7 +45,9 @@ export default function Keys({ params }: ScreenProps) {
       ) : (
         <p className="note">Only Owners create and revoke keys.</p>
       )}
-      {created && <OneTimeSecret label={`Key “${created.name}”`} secret={created.secret} onDone={() => setCreated(null)} />}
+      {created && (
+        <KeyCreatedDialog name={created.name} secret={created.secret} googleConsentMode={consentModeOn(result.data?.project.consent)} onDone={() => setCreated(null)} />
+      )}
       <QueryState
         result={result}
         retry={() => refetch({ requestPolicy: 'network-only' })}
@@ -56,7 +60,7 @@ export default function Keys({ params }: ScreenProps) {
       >
         {(data) => (
           <>
-            <div className="table-scroll">
+            <TableBox>
               <table>
                 <caption className="visually-hidden">Publishable keys</caption>
                 <thead>
@@ -107,7 +111,7 @@ export default function Keys({ params }: ScreenProps) {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableBox>
             <PagerControls pager={pager} nextCursor={data.project.apiKeys?.pageInfo.hasNextPage ? data.project.apiKeys.pageInfo.endCursor : null} label="Keys" />
           </>
         )}
@@ -135,7 +139,8 @@ function CreateKey({ projectId, onCreated }: { projectId: string; onCreated(crea
   const [state, create] = useMutation(CreateApiKeyDocument);
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    const done = await create({ projectId, name: name.trim() || null });
+    // Unnamed: the field is left out (the API refuses a null name).
+    const done = await create({ projectId, name: name.trim() || undefined });
     if (done.data) {
       onCreated({ name: done.data.createApiKey.apiKey.name || done.data.createApiKey.apiKey.prefix, secret: done.data.createApiKey.secret });
       setName('');

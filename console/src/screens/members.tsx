@@ -1,6 +1,7 @@
 // Members of an organization (console-screens): Admins and Owners read the list (it holds colleagues'
 // e-mail addresses); Owners add registered users, change roles and remove members. The API keeps at least
 // one Owner and says so in words, which the screen shows as they are.
+import { TableBox } from '../components/table-box';
 import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { Empty, ErrorState, QueryState } from '../components/states';
@@ -51,7 +52,7 @@ export default function Members({ params }: ScreenProps) {
         empty={<Empty title="No member." />}
       >
         {(data) => (
-          <div className="table-scroll">
+          <TableBox>
             <table>
               <caption className="visually-hidden">Members</caption>
               <thead>
@@ -88,7 +89,7 @@ export default function Members({ params }: ScreenProps) {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableBox>
         )}
       </QueryState>
       <ConfirmDialog

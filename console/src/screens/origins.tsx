@@ -1,5 +1,5 @@
-// Allowed origins of a project (console-screens): which sites may use its publishable keys. Admins edit the
-// list and the enforcement switch and save both at once; Viewers read them.
+// Allowed origins of a project (console-screens): which sites may use its publishable keys. Admins add and remove
+// origins and flip the enforcement switch, each saved at once (issue 28: no second "Save" to forget); Viewers read them.
 import { useEffect, useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { Empty, ErrorState, QueryState } from '../components/states';
@@ -72,52 +72,62 @@ function OriginsView({ value }: { value: { enforce: boolean; origins: string[] }
   );
 }
 
+/**
+ * Each change is saved as it is made (adding, removing, the switch): nothing waits behind a second button, so
+ * nothing is lost by leaving the screen. The list shown is the saved one.
+ */
 function OriginsEditor({ projectId, saved }: { projectId: string; saved: { enforce: boolean; origins: string[] } }) {
-  const [enforce, setEnforce] = useState(saved.enforce);
-  const [origins, setOrigins] = useState(saved.origins);
   const [draft, setDraft] = useState('');
   const [draftError, setDraftError] = useState('');
   const [state, save] = useMutation(UpdateAllowedOriginsDocument);
   const [status, setStatus] = useState('');
-  // A save (here or elsewhere) refreshes the saved value: start again from it.
-  const savedKey = JSON.stringify(saved);
-  useEffect(() => {
-    setEnforce(saved.enforce);
-    setOrigins(saved.origins);
-    // eslint-disable-next-line react-hooks/exhaustive-deps -- by value: a refetch makes a new object
-  }, [savedKey]);
+  // The switch moves at once and goes back if the save is refused.
+  const [enforce, setEnforce] = useState(saved.enforce);
+  useEffect(() => setEnforce(saved.enforce), [saved.enforce]);
 
-  const changed = enforce !== saved.enforce || origins.join('\n') !== saved.origins.join('\n');
-
-  const add = (event: FormEvent) => {
+  const change = async (input: { enforce?: boolean; origins?: string[] }, done: string) => {
+    setStatus('');
+    const result = await save({ projectId, input: { enforce: saved.enforce, origins: saved.origins, ...input } });
+    if (!result.error) setStatus(done);
+    return !result.error;
+  };
+  const add = async (event: FormEvent) => {
     event.preventDefault();
     const origin = normaliseOrigin(draft);
     if (!ORIGIN.test(origin)) return setDraftError('Enter an origin such as https://shop.example (scheme, host and an optional port; no path).');
-    if (origins.includes(origin)) return setDraftError(`${origin} is already in the list.`);
-    setOrigins([...origins, origin]);
-    setDraft('');
+    if (saved.origins.includes(origin)) return setDraftError(`${origin} is already in the list.`);
     setDraftError('');
-    setStatus('');
-  };
-  const submit = async () => {
-    setStatus('');
-    const done = await save({ projectId, input: { enforce, origins } });
-    if (!done.error) setStatus('Saved.');
+    if (await change({ origins: [...saved.origins, origin] }, `Saved: ${origin} is allowed.`)) setDraft('');
   };
 
   return (
     <div className="stack">
       <label className="check">
-        <input type="checkbox" checked={enforce} onChange={(e) => (setEnforce(e.target.checked), setStatus(''))} />
+        <input
+          type="checkbox"
+          checked={enforce}
+          disabled={state.fetching}
+          onChange={async (e) => {
+            const on = e.target.checked;
+            setEnforce(on);
+            if (!(await change({ enforce: on }, on ? 'Saved: only the listed origins are allowed.' : 'Saved: enforcement is off.'))) setEnforce(saved.enforce);
+          }}
+        />
         Only allow the listed origins (recommended)
       </label>
-      {!enforce && <p className="note warn-text">With enforcement off, any website may use this project’s keys.</p>}
-      {origins.length ? (
+      {!saved.enforce && <p className="note warn-text">With enforcement off, any website may use this project’s keys.</p>}
+      {saved.origins.length ? (
         <ul className="origin-list" aria-label="Allowed origins">
-          {origins.map((origin) => (
+          {saved.origins.map((origin) => (
             <li key={origin}>
               <code>{origin}</code>
-              <button type="button" className="link" aria-label={`Remove ${origin}`} onClick={() => (setOrigins(origins.filter((o) => o !== origin)), setStatus(''))}>
+              <button
+                type="button"
+                className="link"
+                aria-label={`Remove ${origin}`}
+                disabled={state.fetching}
+                onClick={() => change({ origins: saved.origins.filter((o) => o !== origin) }, `Saved: ${origin} removed.`)}
+              >
                 Remove
               </button>
             </li>
@@ -125,7 +135,7 @@ function OriginsEditor({ projectId, saved }: { projectId: string; saved: { enfor
         </ul>
       ) : (
         <Empty title="No origin listed yet.">
-          <p>{enforce ? 'Until you add one, the SDK refuses every site.' : 'Add the sites that show the banner.'}</p>
+          <p>{saved.enforce ? 'Until you add one, the SDK refuses every site.' : 'Add the sites that show the banner.'}</p>
         </Empty>
       )}
       <form className="inline-form" onSubmit={add} aria-labelledby="add-origin-title" noValidate>
@@ -138,23 +148,24 @@ function OriginsEditor({ projectId, saved }: { projectId: string; saved: { enfor
             placeholder="https://shop.example"
             inputMode="url"
             aria-invalid={draftError ? true : undefined}
-            aria-describedby={draftError ? 'origin-error' : undefined}
+            aria-describedby={draftError ? 'origin-error' : 'origin-hint'}
           />
         </label>
-        <button type="submit">Add</button>
+        <button type="submit" className="primary" disabled={state.fetching}>
+          {state.fetching ? 'Saving…' : 'Add and save'}
+        </button>
+        <small id="origin-hint" className="form-hint">
+          Saved at once: the SDK accepts the origin from the next page view.
+        </small>
         {draftError && (
           <p id="origin-error" className="field-error" role="alert">
             {draftError}
           </p>
         )}
       </form>
-      <div className="row">
-        <button type="button" className="primary" onClick={submit} disabled={!changed || state.fetching}>
-          {state.fetching ? 'Saving…' : 'Save changes'}
-        </button>
-        {changed && <span className="muted">Unsaved changes</span>}
-        <span role="status">{status}</span>
-      </div>
+      <p role="status" className="ok-text">
+        {status}
+      </p>
       <ErrorState title="The origins could not be saved" error={state.error} />
     </div>
   );

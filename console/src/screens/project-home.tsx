@@ -1,13 +1,16 @@
 // A project's home (console-core): the go-live checklist, which updates as the operator goes (it refetches
 // every few seconds until every step is done, since the SDK's first request and first receipt happen on the
 // operator's site), and the copy-paste snippet for SDK v2 with the Google tag (Consent Mode) examples.
-import { useEffect, useState } from 'react';
+import { useEffect } from 'react';
 import { useQuery } from 'urql';
 import { Link } from 'wouter';
+import { CopyBlock } from '../components/copy';
 import { QueryState } from '../components/states';
 import { ProjectHomeDocument, type ProjectHomeQuery } from '../graphql/generated';
 import { useProjectContext } from '../lib/context';
 import { paths, type ScreenProps } from '../lib/screen';
+import { consentModeOn, googleTagSnippet, installSnippet, KEY_PLACEHOLDER } from '../lib/snippet';
+import { formatDateTime } from './parts/format';
 
 const REFRESH_MS = 5000;
 
@@ -21,14 +24,68 @@ interface Step {
   /** The screen where the operator does it. */
   screen: string;
   action: string;
+  /** Something the service refused from the site: shown as a warning, whatever `done` says. */
+  problem?: boolean;
+}
+
+type Refusal = NonNullable<Project['sdkRefusals']>[number];
+
+/** Whether a refusal still explains anything: an origin refused then but allowed now does not. */
+function stillApplies(refusal: Refusal, project: Project): boolean {
+  if (refusal.kind !== 'origin_not_allowed') return true;
+  const allowed = project.allowedOrigins;
+  return !!allowed?.enforce && !allowed.origins.includes(refusal.origin ?? '');
+}
+
+/** What the service saw from the site, in words, with where to fix it. */
+function refusalStep(refusal: Refusal): Pick<Step, 'detail' | 'screen' | 'action'> {
+  const from = refusal.origin ? `a page on ${refusal.origin}` : 'a request without an origin';
+  const when = formatDateTime(refusal.seenAt);
+  switch (refusal.kind) {
+    case 'origin_not_allowed':
+      return { detail: `Refused ${from} (${when}): that origin is not allowed. Add it to the allowed origins.`, screen: 'origins', action: 'Set allowed origins' };
+    case 'revoked_key':
+      return { detail: `Refused ${from} (${when}): it sent the revoked key ${refusal.keyPrefix}…. Create a key and paste the snippet shown with it.`, screen: 'keys', action: 'Manage API keys' };
+    default:
+      return {
+        detail: `Refused ${from} (${when}): it sent a key the service does not know, starting ${refusal.keyPrefix} (copied incompletely or mistyped). Paste the snippet shown when you create a key, unchanged.`,
+        screen: 'keys',
+        action: 'Manage API keys',
+      };
+  }
 }
 
 export function checklist(project: Project): Step[] {
   const keys = (project.apiKeys?.edges ?? []).map((e) => e.node).filter((k) => !k.revokedAt);
   const latest = project.consent?.latestVersion;
   const origins = project.allowedOrigins?.origins ?? [];
-  const used = keys.filter((k) => k.lastUsedAt);
+  const used = keys.filter((k) => k.lastUsedAt).sort((a, b) => Date.parse(b.lastUsedAt!) - Date.parse(a.lastUsedAt!));
   const receipt = project.receipts?.edges[0]?.node;
+  const lastUse = used[0]?.lastUsedAt ? Date.parse(used[0].lastUsedAt) : 0;
+  // The newest refusal that still explains something and came after the last request that passed.
+  const refusal = (project.sdkRefusals ?? []).find((r) => stillApplies(r, project) && Date.parse(r.seenAt) > lastUse);
+  const sdk: Step = used.length
+    ? {
+        id: 'sdk',
+        title: 'Install the SDK on your site',
+        done: true,
+        detail: `The SDK loaded your configuration (key ${used[0]!.prefix}…, ${formatDateTime(used[0]!.lastUsedAt)}).`,
+        screen: '',
+        action: '',
+      }
+    : refusal
+      ? { id: 'sdk', title: 'Install the SDK on your site', done: false, problem: true, ...refusalStep(refusal) }
+      : {
+          id: 'sdk',
+          title: 'Install the SDK on your site',
+          done: false,
+          detail: keys.length
+            ? 'No request from your site yet. Paste the snippet shown when you created the key into your pages and open one; this turns green at the first visit.'
+            : 'Create a key first: the snippet to paste, filled in with it, is shown when you create it.',
+          screen: '',
+          action: '',
+        };
+  if (sdk.done && refusal) Object.assign(sdk, { problem: true, detail: `${sdk.detail} Since then: ${refusalStep(refusal).detail}` });
   return [
     {
       id: 'published',
@@ -42,7 +99,7 @@ export function checklist(project: Project): Step[] {
       id: 'origins',
       title: 'Allow your website’s origin',
       done: origins.length > 0 || project.allowedOrigins?.enforce === false,
-      detail: origins.length ? `${origins.length} allowed: ${origins.slice(0, 3).join(', ')}${origins.length > 3 ? '…' : ''}` : 'Browsers on other origins are refused until you list yours.',
+      detail: origins.length ? `${origins.length} allowed: ${origins.slice(0, 3).join(', ')}${origins.length > 3 ? ', …' : ''}` : 'Browsers on other origins are refused until you list yours.',
       screen: 'origins',
       action: 'Set allowed origins',
     },
@@ -50,23 +107,18 @@ export function checklist(project: Project): Step[] {
       id: 'key',
       title: 'Create a publishable key',
       done: keys.length > 0,
-      detail: keys.length ? `${keys.length} active key${keys.length > 1 ? 's' : ''} (${keys.map((k) => k.prefix).join(', ')}…)` : 'The SDK identifies your project with it.',
+      detail: keys.length
+        ? `${keys.length} active key${keys.length > 1 ? 's' : ''}: ${keys.map((k) => k.name || k.prefix).join(', ')}.`
+        : 'The SDK identifies your project with it; the snippet to paste is shown with the new key.',
       screen: 'keys',
       action: 'Manage API keys',
     },
-    {
-      id: 'sdk',
-      title: 'Install the SDK on your site',
-      done: used.length > 0,
-      detail: used.length ? `The SDK loaded your configuration (key ${used[0]!.prefix}…, ${new Date(used[0]!.lastUsedAt!).toLocaleString()}).` : 'Paste the snippet below into your pages; this turns green at the first visit.',
-      screen: '',
-      action: '',
-    },
+    sdk,
     {
       id: 'receipt',
       title: 'Receive the first consent receipt',
       done: !!receipt,
-      detail: receipt ? `First receipt stored ${new Date(receipt.createdAt).toLocaleString()} (SDK ${receipt.sdkVersion}).` : 'Accept or reject the banner on your site once.',
+      detail: receipt ? `First receipt stored ${formatDateTime(receipt.createdAt)} (SDK ${receipt.sdkVersion}).` : 'Accept or reject the banner on your site once.',
       screen: 'receipts',
       action: 'See receipts',
     },
@@ -98,16 +150,16 @@ export default function ProjectHome({ params }: ScreenProps) {
             <h2 id="checklist-title">Go-live checklist</h2>
             <ol className="checklist" aria-labelledby="checklist-title">
               {steps.map((step) => (
-                <li key={step.id} className={step.done ? 'done' : 'todo'} data-step={step.id}>
+                <li key={step.id} className={`${step.done ? 'done' : 'todo'}${step.problem ? ' problem' : ''}`} data-step={step.id}>
                   <span className="check" aria-hidden="true">
-                    {step.done ? '✓' : ''}
+                    {step.done ? '✓' : step.problem ? '!' : ''}
                   </span>
                   <div>
                     <p className="step-title">
-                      {step.title} <span className="visually-hidden">{step.done ? '(done)' : '(to do)'}</span>
+                      {step.title} <span className="visually-hidden">{step.done ? '(done)' : '(to do)'}{step.problem ? ' (refused)' : ''}</span>
                     </p>
                     <p className="step-detail">{step.detail}</p>
-                    {step.screen && !step.done && organization && (
+                    {step.screen && (!step.done || step.problem) && organization && (
                       <Link href={paths.projectScreen(organization.id, projectId, step.screen)}>{step.action}</Link>
                     )}
                   </div>
@@ -123,69 +175,30 @@ export default function ProjectHome({ params }: ScreenProps) {
 }
 
 function Snippet({ project }: { project: Project }) {
-  const origin = window.location.origin;
-  const key = (project.apiKeys?.edges ?? []).map((e) => e.node).find((k) => !k.revokedAt);
-  // Only the prefix of a key is ever readable again: the secret is shown once, when it is created.
-  const keyText = key ? `${key.prefix}…` : 'pk_live_…';
-  const gcm = (project.consent?.experience as { googleConsentMode?: { enabled?: boolean } } | undefined)?.googleConsentMode?.enabled;
-  const basic = `<script src="${origin}/sdk/v2/consent.js"></script>
-<script>ConsentSDK.init({ publicKey: '${keyText}', apiBaseUrl: '${origin}' });</script>`;
-  const google = `<head>
-  <!-- 1. The consent SDK. With data-google-consent-mode on its tag, it writes Google's consent default ('denied') before any later tag runs, on a visitor's first page too. -->
-  <script src="${origin}/sdk/v2/consent.js"></script>
-  <script>ConsentSDK.init({ publicKey: '${keyText}', apiBaseUrl: '${origin}' });</script>
-  <!-- 2. The Google tag, unchanged: it reads the default, then each update the SDK sends. -->
-  <script async src="https://www.googletagmanager.com/gtag/js?id=G-XXXXXXX"></script>
-  <script>
-    window.dataLayer = window.dataLayer || [];
-    function gtag(){dataLayer.push(arguments);}
-    gtag('js', new Date());
-    gtag('config', 'G-XXXXXXX');
-  </script>
-  <!-- 3. Scripts that must not run at all without consent: held back until 'analytics' is granted. -->
-  <script type="text/plain" data-consent="analytics" data-src="https://cdn.example.com/heatmap.js"></script>
-</head>`;
+  const { organization } = useProjectContext();
+  const options = { origin: window.location.origin, publicKey: KEY_PLACEHOLDER, googleConsentMode: consentModeOn(project.consent) };
   return (
     <>
       <h2>Install the SDK</h2>
       <p>
-        Paste this into every page, before other tags. Replace <code>{keyText}</code> with the full key you copied when you created it
-        (only its prefix is shown again).
+        Paste this into every page, before other tags, with your publishable key in place of <code>{KEY_PLACEHOLDER}</code>. The full key
+        is shown only once, when it is created: the dialog then offers this snippet filled in, ready to paste
+        {organization && (
+          <>
+            {' '}
+            (<Link href={paths.projectScreen(organization.id, project.id, 'keys')}>API keys</Link>)
+          </>
+        )}
+        . A key you stored can be pasted here instead.
       </p>
-      <CopyBlock label="SDK v2 snippet" text={basic} />
+      <CopyBlock label="SDK v2 snippet (with a placeholder for the key)" text={installSnippet(options)} />
       <h3>With the Google tag (Consent Mode v2)</h3>
       <p>
-        {gcm
-          ? 'Google Consent Mode is on for this project: the SDK sends gtag consent updates mapped from your purposes.'
-          : 'Turn on Google Consent Mode in the consent editor (Experience) and map each Google signal to your purposes; then:'}
+        {options.googleConsentMode
+          ? 'Google Consent Mode is on for this project: the script tag carries data-google-consent-mode, so the SDK writes Google’s consent default before the Google tag runs, and sends gtag consent updates mapped from your purposes.'
+          : 'Turn on Google Consent Mode in the consent editor (Experience), map each Google signal to your purposes and publish; then use this, whose script tag carries data-google-consent-mode:'}
       </p>
-      <CopyBlock label="SDK v2 with the Google tag" text={google} />
+      <CopyBlock label="SDK v2 with the Google tag (with a placeholder for the key)" text={googleTagSnippet(options)} />
     </>
-  );
-}
-
-function CopyBlock({ label, text }: { label: string; text: string }) {
-  const [copied, setCopied] = useState<'yes' | 'no' | null>(null);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(text);
-      setCopied('yes');
-    } catch {
-      setCopied('no');
-    }
-  };
-  return (
-    <figure className="snippet">
-      <figcaption className="row">
-        <span>{label}</span>
-        <button type="button" onClick={copy}>
-          Copy
-        </button>
-        <span role="status">{copied === 'yes' ? 'Copied.' : copied === 'no' ? 'Copying was refused by the browser: select the text instead.' : ''}</span>
-      </figcaption>
-      <pre tabIndex={0} aria-label={label}>
-        <code>{text}</code>
-      </pre>
-    </figure>
   );
 }

@@ -1,9 +1,10 @@
 // Consent receipts of a project (console-screens): filters (UTC days, installation), forward paging by
 // cursor, and the CSV/NDJSON export through the REST route (parts/download.ts explains why a fetch).
-import { useState, type FormEvent } from 'react';
+import { TableBox } from '../components/table-box';
+import { useMemo, useState, type FormEvent } from 'react';
 import { useQuery } from 'urql';
 import { Empty, ErrorState, QueryState } from '../components/states';
-import { ReceiptsPageDocument, type ReceiptsPageQuery } from '../graphql/generated';
+import { ReceiptsPageDocument, ReceiptsPurposeNamesDocument, type ReceiptsPageQuery } from '../graphql/generated';
 import { useProjectContext } from '../lib/context';
 import type { ScreenProps } from '../lib/screen';
 import { query, useDownload } from './parts/download';
@@ -39,6 +40,8 @@ export default function Receipts({ params }: ScreenProps) {
     pager.reset();
   };
   const filtered = filters.from || filters.to || filters.installationId;
+  const [versions] = useQuery({ query: ReceiptsPurposeNamesDocument, variables: { projectId } });
+  const names = useMemo(() => purposeNames(versions.data?.project.versions?.edges.map((e) => e.node) ?? []), [versions.data]);
 
   return (
     <section aria-labelledby="screen-title" className="screen">
@@ -67,7 +70,7 @@ export default function Receipts({ params }: ScreenProps) {
       >
         {(data) => (
           <>
-            <ReceiptsTable receipts={data.receipts.receipts} />
+            <ReceiptsTable receipts={data.receipts.receipts} names={names} />
             <PagerControls pager={pager} nextCursor={data.receipts.nextCursor} label="Receipts" />
           </>
         )}
@@ -144,29 +147,52 @@ function Export({ projectId, projectSlug, filters }: { projectId: string; projec
   );
 }
 
-function Choices({ choices }: { choices: Record<string, boolean> }) {
+/** Version id → purpose key → the purpose's name in that version (the default language). */
+type Names = Map<string, Map<string, string>>;
+
+function purposeNames(versions: { id: string; config: unknown }[]): Names {
+  return new Map(
+    versions.map((v) => [v.id, new Map(((v.config as { purposes?: { key: string; name: string }[] }).purposes ?? []).map((p) => [p.key, p.name]))]),
+  );
+}
+
+/** The receipt's `action` (what the SDK said the visitor did), in words. */
+export const ACTION_WORDS: Record<string, string> = {
+  accept_all: 'Accepted all',
+  reject_all: 'Rejected all',
+  custom: 'Chose purposes',
+  opt_out: 'Opted out (Do Not Sell or Share)',
+  gpc: 'Opted out by the browser’s GPC signal',
+};
+
+function Choices({ choices, names }: { choices: Record<string, boolean>; names?: Map<string, string> }) {
   const entries = Object.entries(choices);
   return (
     <ul className="choices">
-      {entries.map(([key, granted]) => (
-        <li key={key} className={granted ? 'granted' : 'denied'}>
-          <span aria-hidden="true">{granted ? '✓' : '✕'}</span> {key}
-          <span className="visually-hidden">{granted ? ' granted' : ' denied'}</span>
-        </li>
-      ))}
+      {entries.map(([key, granted]) => {
+        const name = names?.get(key);
+        return (
+          <li key={key} className={granted ? 'granted' : 'denied'}>
+            <span aria-hidden="true">{granted ? '✓' : '✕'}</span> {name ?? key}
+            {name && name !== key && <code className="purpose-key"> {key}</code>}
+            <span className="visually-hidden">{granted ? ' granted' : ' denied'}</span>
+          </li>
+        );
+      })}
     </ul>
   );
 }
 
-function ReceiptsTable({ receipts }: { receipts: Receipt[] }) {
+function ReceiptsTable({ receipts, names }: { receipts: Receipt[]; names: Names }) {
   return (
-    <div className="table-scroll">
+    <TableBox>
       <table>
         <caption className="visually-hidden">Receipts, newest first</caption>
         <thead>
           <tr>
             <th scope="col">Recorded</th>
             <th scope="col">Version</th>
+            <th scope="col">Decision</th>
             <th scope="col">Choices</th>
             <th scope="col">Installation</th>
             <th scope="col">Details</th>
@@ -177,8 +203,9 @@ function ReceiptsTable({ receipts }: { receipts: Receipt[] }) {
             <tr key={r.id}>
               <td className="nowrap">{formatDateTime(r.createdAt)}</td>
               <td>v{r.versionNumber}</td>
+              <td>{r.action ? (ACTION_WORDS[r.action] ?? r.action) : <span className="muted">Not said (older SDK)</span>}</td>
               <td>
-                <Choices choices={r.choices as Record<string, boolean>} />
+                <Choices choices={r.choices as Record<string, boolean>} names={names.get(r.versionId)} />
               </td>
               <td>
                 <code className="ellipsis" title={r.installationId}>
@@ -194,6 +221,6 @@ function ReceiptsTable({ receipts }: { receipts: Receipt[] }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableBox>
   );
 }

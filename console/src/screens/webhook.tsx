@@ -1,6 +1,7 @@
 // The project webhook (console-screens): its address and switch (Admin), a test send with its result
 // (Admin), the signing secret's rotation (Owner only) and the delivery attempts with their status and next
 // retry (everyone). Secrets appear once, when the API returns them.
+import { TableBox } from '../components/table-box';
 import { useEffect, useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { Empty, ErrorState, QueryState } from '../components/states';
@@ -202,7 +203,7 @@ function Deliveries({ webhook, pager }: { webhook: Webhook; pager: ReturnType<ty
         </Empty>
       ) : (
         <>
-          <div className="table-scroll">
+          <TableBox>
             <table>
               <caption className="visually-hidden">Webhook deliveries, newest first</caption>
               <thead>
@@ -233,7 +234,7 @@ function Deliveries({ webhook, pager }: { webhook: Webhook; pager: ReturnType<ty
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableBox>
           <PagerControls pager={pager} nextCursor={deliveries?.pageInfo.hasNextPage ? deliveries.pageInfo.endCursor : null} label="Deliveries" />
         </>
       )}

@@ -1,0 +1,51 @@
+// The install snippet, in one place: the key-created dialog fills it in with the full key (the one moment the
+// console knows it), the project home shows it with a placeholder no one could mistake for a key.
+
+/** What the project home puts where the key goes: not a key, and said to be one to replace. */
+export const KEY_PLACEHOLDER = 'PASTE_YOUR_PUBLISHABLE_KEY_HERE';
+
+export interface SnippetOptions {
+  /** The service's origin (the console is served by it). */
+  origin: string;
+  /** The full publishable key, or KEY_PLACEHOLDER. */
+  publicKey: string;
+  /**
+   * The project's experience has Google Consent Mode on: the script tag says so, so the SDK writes Google's
+   * consent default at evaluation, before any later tag runs, on a visitor's first page too (extensions.md §4).
+   */
+  googleConsentMode: boolean;
+}
+
+const sdkTags = ({ origin, publicKey, googleConsentMode }: SnippetOptions, indent = '') =>
+  `${indent}<script src="${origin}/sdk/v2/consent.js"${googleConsentMode ? ' data-google-consent-mode' : ''}></script>\n` +
+  `${indent}<script>ConsentSDK.init({ publicKey: '${publicKey}', apiBaseUrl: '${origin}' });</script>`;
+
+/** The two tags to paste into every page, before other tags. */
+export const installSnippet = (options: SnippetOptions): string => sdkTags(options);
+
+/** The same with the Google tag after it, and a script held back until 'analytics' is granted. */
+export const googleTagSnippet = (options: SnippetOptions): string => `<head>
+  <!-- 1. The consent SDK. data-google-consent-mode: Google's consent default ('denied') is written here,
+       before any tag below runs, on a visitor's first page too. -->
+${sdkTags({ ...options, googleConsentMode: true }, '  ')}
+  <!-- 2. The Google tag, unchanged: it reads the default, then each update the SDK sends. -->
+  <script async src="https://www.googletagmanager.com/gtag/js?id=G-XXXXXXX"></script>
+  <script>
+    window.dataLayer = window.dataLayer || [];
+    function gtag(){dataLayer.push(arguments);}
+    gtag('js', new Date());
+    gtag('config', 'G-XXXXXXX');
+  </script>
+  <!-- 3. Scripts that must not run at all without consent: held back until 'analytics' is granted. -->
+  <script type="text/plain" data-consent="analytics" data-src="https://cdn.example.com/heatmap.js"></script>
+</head>`;
+
+interface ExperienceLike {
+  googleConsentMode?: { enabled?: boolean };
+}
+
+/** Whether Consent Mode is on: the published experience when there is one (what sites get), else the draft's. */
+export function consentModeOn(consent: { experience?: unknown; latestVersion?: { experience?: unknown } | null } | null | undefined): boolean {
+  const experience = (consent?.latestVersion?.experience ?? consent?.experience) as ExperienceLike | null | undefined;
+  return experience?.googleConsentMode?.enabled === true;
+}

@@ -1,0 +1,60 @@
+// The one moment the console knows a publishable key in full: right after it is created. A modal dialog shows the
+// key and the install snippet filled in with it, ready to paste (Copy copies exactly what is shown), until the
+// operator says they have stored them.
+import { useEffect, useId, useRef, useState } from 'react';
+import { CopyBlock } from '../../components/copy';
+import { installSnippet } from '../../lib/snippet';
+
+export function KeyCreatedDialog({ name, secret, googleConsentMode, onDone }: { name: string; secret: string; googleConsentMode: boolean; onDone(): void }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const input = useRef<HTMLInputElement>(null);
+  const id = useId();
+  const [copied, setCopied] = useState<'yes' | 'failed' | null>(null);
+  useEffect(() => {
+    const dialog = ref.current;
+    if (dialog && !dialog.open) dialog.showModal();
+    return () => dialog?.close();
+  }, []);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(secret);
+      setCopied('yes');
+    } catch {
+      // No clipboard permission (an insecure origin, a denied prompt): select it for Ctrl+C.
+      input.current?.select();
+      setCopied('failed');
+    }
+  };
+  const snippet = installSnippet({ origin: window.location.origin, publicKey: secret, googleConsentMode });
+  return (
+    <dialog ref={ref} aria-labelledby={`${id}-title`} className="key-created" onCancel={(event) => (event.preventDefault(), onDone())}>
+      <h2 id={`${id}-title`} className="dialog-title">
+        Key “{name}” created
+      </h2>
+      <p>Copy it now: the full key is shown only this once. The snippet below already holds it.</p>
+      <div className="row">
+        <label className="secret-field">
+          Publishable key
+          <input ref={input} readOnly value={secret} onFocus={(event) => event.currentTarget.select()} spellCheck={false} />
+        </label>
+        <button type="button" onClick={copy}>
+          Copy key
+        </button>
+      </div>
+      <p role="status" className="muted">
+        {copied === 'yes' ? 'Copied to the clipboard.' : copied === 'failed' ? 'The browser refused the clipboard: the key is selected, press Ctrl+C.' : ''}
+      </p>
+      <h3>Install snippet, ready to paste</h3>
+      <p>
+        Paste it into every page of your site, before other tags{googleConsentMode ? ' (Google Consent Mode is on: the script tag says so)' : ''}. List the
+        site’s origin under Allowed origins too.
+      </p>
+      <CopyBlock label="Install snippet" text={snippet} copyLabel="Copy snippet" />
+      <div className="row dialog-actions">
+        <button type="button" className="primary" onClick={onDone} autoFocus>
+          I have stored it
+        </button>
+      </div>
+    </dialog>
+  );
+}
