@@ -62,8 +62,12 @@ export async function startGuardProxy(policy: AddressPolicy, maxBytes: number): 
     return addresses[0]!;
   }
 
+  const refusedKeys = new Set<string>();
   function refuse(target: string, host: string, address: string | null, reason: string): null {
-    if (guard.refused.length < 500) guard.refused.push({ target, host, address, reason });
+    // A browser may retry a failed request: each target and reason is reported once.
+    const key = `${target} ${reason}`;
+    if (!refusedKeys.has(key) && guard.refused.length < 500) guard.refused.push({ target, host, address, reason });
+    refusedKeys.add(key);
     return null;
   }
 
@@ -97,7 +101,8 @@ export async function startGuardProxy(policy: AddressPolicy, maxBytes: number): 
     }
     const target = `${url.origin}${url.pathname}`;
     const address = await checked(target, url.hostname);
-    if (!address) return void res.writeHead(403, { 'Content-Type': 'text/plain' }).end('refused by the scanner');
+    // Cut, not answered: the browser sees a network error (as for a refused tunnel), never a page from us.
+    if (!address) return void req.socket.destroy();
     const headers: OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(req.headers)) if (!name.startsWith('proxy-')) headers[name] = value;
     const upstream = httpRequest({ host: address, port: Number(url.port || 80), method: req.method, path: url.pathname + url.search, headers, setHost: false });
