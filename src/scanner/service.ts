@@ -52,6 +52,10 @@ const scheduleInput = z.discriminatedUnion('schedule', [
   z.object({ schedule: z.literal('weekly'), ...scanTarget }).strict(),
 ]);
 
+/** GraphQL sends an omitted optional input field as null: drop those, so defaults and "optional" apply. */
+const withoutNulls = (input: unknown) =>
+  input && typeof input === 'object' && !Array.isArray(input) ? Object.fromEntries(Object.entries(input).filter(([, value]) => value !== null)) : input;
+
 export const scannerUnavailable = (message: string) => new AppError('scanner_unavailable', message);
 
 const SCAN_FIELDS = {
@@ -100,7 +104,7 @@ export const onScanQueued = (listener: (() => void) | undefined) => void (wake =
 
 /** POST /scans: validated, then queued unless Chromium is missing here, the project has a scan going, or the organization's daily quota is used. */
 export async function startScan(services: Services, projectId: string, input: unknown) {
-  const data = parseInput(startScanInput, input);
+  const data = parseInput(startScanInput, withoutNulls(input));
   const { scanner } = services.config;
   if (scanner.concurrency > 0 && !scanner.chromiumPath) throw scannerUnavailable(chromiumMissing());
   const now = services.now();
@@ -207,7 +211,7 @@ export const intervalMs = (schedule: string) => (schedule === 'weekly' ? 7 : 1) 
 
 /** PUT /scans/schedule: daily or weekly from now on (the first run one interval from now), or off. */
 export async function setScanSchedule(services: Services, projectId: string, input: unknown): Promise<ScheduleView> {
-  const data = parseInput(scheduleInput, input);
+  const data = parseInput(scheduleInput, withoutNulls(input));
   const now = services.now();
   return services.db.prisma.$transaction(async (tx) => {
     const before = await getScanSchedule(tx as unknown as Db, projectId);
