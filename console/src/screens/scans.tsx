@@ -65,7 +65,7 @@ export default function ScansScreen({ params }: ScreenProps) {
           const purposes = data.consentConfiguration.draft.purposes;
           return (
             <>
-              {canRun && <StartScan projectId={projectId} onStarted={(id) => setSelected(id)} />}
+              {canRun && <StartScan projectId={projectId} />}
               <Schedule projectId={projectId} schedule={data.scanSchedule} canEdit={canRun} />
               <h2>Scans</h2>
               {!data.project.scans?.edges.length && pager.page === 1 ? (
@@ -83,7 +83,7 @@ export default function ScansScreen({ params }: ScreenProps) {
   );
 }
 
-function StartScan({ projectId, onStarted }: { projectId: string; onStarted(id: string): void }) {
+function StartScan({ projectId }: { projectId: string }) {
   const [urls, setUrls] = useState('');
   const [followLinks, setFollowLinks] = useState('5');
   const [state, start] = useMutation(StartScanDocument);
@@ -92,10 +92,7 @@ function StartScan({ projectId, onStarted }: { projectId: string; onStarted(id: 
     event.preventDefault();
     setStatus('');
     const done = await start({ projectId, input: { urls: lines(urls), followLinks: Number(followLinks) } });
-    if (done.data) {
-      setStatus('Scan queued.');
-      onStarted(done.data.startScan.id);
-    }
+    if (done.data) setStatus('Scan queued. Its findings open from the list once it is done.');
   };
   return (
     <form className="stack narrow" onSubmit={submit} aria-labelledby="start-scan-title" noValidate>
@@ -219,7 +216,8 @@ function ScanTable({ scans, selected, onSelect }: { scans: Scan[]; selected: str
 }
 
 function ScanDetail({ projectId, scanId, purposes, canEdit }: { projectId: string; scanId: string; purposes: Purpose[]; canEdit: boolean }) {
-  const [result, refetch] = useQuery({ query: ScanFindingsDocument, variables: { projectId, scanId } });
+  // From the network: a scan read while it ran has no findings yet, and the cache would keep that answer.
+  const [result, refetch] = useQuery({ query: ScanFindingsDocument, variables: { projectId, scanId }, requestPolicy: 'network-only' });
   const { busy, error, status, download } = useDownload();
   const path = `/api/platform/projects/${projectId}/scans/${scanId}`;
   return (
