@@ -2,11 +2,12 @@
 // service's worker in Debian's Chromium against fixture sites on loopback (test/helpers/scan-sites.ts), read
 // back over REST and GraphQL; the API's rules on a server whose scans stay queued; the queue's lease and retry;
 // the address guard in production mode; scheduled scans that notify and send scan.completed.
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalHash } from '../src/consent/config.js';
 import { loadConfig } from '../src/config.js';
+import { startGuardProxy } from '../src/scanner/guard-proxy.js';
 import { claimScan, failAbandoned, LEASE_MS } from '../src/scanner/queue.js';
 import { setupProject, startService, type SiteProject } from './e2e/harness.js';
 import { team } from './helpers/fixtures.js';
@@ -426,4 +427,74 @@ describe('scheduled scans', () => {
     const again = await server.request('GET', '/api/platform/notifications', { token: project.ownerToken });
     expect(again.body.notifications.filter((n: any) => n.type === 'consent.scan_found_new')).toHaveLength(1);
   }, 240_000);
+});
+
+describe('the guard proxy', () => {
+  let servers: Server[];
+  const hits: Record<string, number> = {};
+  const serve = async (host: string, body: string) => {
+    const server = createServer((_req, res) => {
+      hits[host] = (hits[host] ?? 0) + 1;
+      res.writeHead(200, { 'Content-Type': 'text/plain' }).end(body);
+    });
+    await new Promise<void>((done) => server.listen(0, host, done));
+    servers.push(server);
+    return (server.address() as AddressInfo).port;
+  };
+  /** One plain-http request through the proxy: the answer's body, or the error the client saw. */
+  const through = (proxy: string, url: string) =>
+    new Promise<string>((resolve) => {
+      const { hostname, port } = new URL(proxy);
+      const req = request({ host: hostname, port, path: url, headers: { host: new URL(url).host } }, (res) => {
+        let body = '';
+        res.on('data', (chunk) => (body += chunk));
+        res.on('end', () => resolve(body));
+        res.on('error', (error) => resolve(`error: ${error.message}`));
+      });
+      req.on('error', (error) => resolve(`error: ${error.message}`));
+      req.end();
+    });
+
+  beforeAll(() => void (servers = []));
+  afterAll(async () => {
+    for (const server of servers) {
+      server.closeAllConnections();
+      await new Promise((done) => server.close(done));
+    }
+  });
+
+  it('connects to the address it checked: a name that resolves differently later is not looked up again', async () => {
+    // "rebind.test" answers a public stand-in first and loopback on every later lookup (DNS rebinding).
+    const port = await serve('127.0.0.3', 'public');
+    await serve('127.0.0.1', 'internal');
+    let lookups = 0;
+    const proxy = await startGuardProxy(
+      { allowAddress: (address) => address === '127.0.0.3', resolve: async () => (lookups++ === 0 ? ['127.0.0.3'] : ['127.0.0.1']) },
+      1_000_000,
+    );
+    try {
+      expect(await through(proxy.url, `http://rebind.test:${port}/`)).toBe('public');
+      expect(lookups).toBe(1);
+      // The next request resolves again, sees loopback and is refused: cut, never forwarded.
+      expect(await through(proxy.url, `http://rebind.test:${port}/`)).toMatch(/^error: /);
+      expect(hits['127.0.0.1']).toBeUndefined();
+      expect(proxy.refused).toEqual([{ target: `http://rebind.test:${port}/`, host: 'rebind.test', address: '127.0.0.1', reason: 'address 127.0.0.1 is not allowed' }]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('cuts a visit that goes over its byte limit and refuses what follows', async () => {
+    const port = await serve('127.0.0.4', 'x'.repeat(200_000));
+    const proxy = await startGuardProxy({ allowAddress: () => true }, 50_000);
+    try {
+      const first = await through(proxy.url, `http://127.0.0.4:${port}/big`);
+      expect(first.length).toBeLessThan(200_000);
+      expect(proxy.overLimit).toBe(true);
+      expect(await through(proxy.url, `http://127.0.0.4:${port}/next`)).toMatch(/^error: /);
+      expect(proxy.refused.map((r) => r.reason)).toEqual(['byte limit of the page reached']);
+    } finally {
+      await proxy.close();
+    }
+  });
 });

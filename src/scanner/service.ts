@@ -31,7 +31,9 @@ const pageUrl = z
     } catch {
       return false;
     }
-  }, 'Must be an absolute http or https URL without credentials');
+  }, 'Must be an absolute http or https URL without credentials')
+  // Stored as the URL parser writes it: percent-encoded, so no control character reaches the database.
+  .transform((value) => new URL(value).href);
 
 const scanTarget = {
   urls: z
@@ -188,6 +190,8 @@ export function readScans(db: Db, projectId: string, page: { after: { at: Date; 
 
 /** GET /scans/:scanId: the scan with its report. */
 export async function getScan(db: Db, projectId: string, scanId: string): Promise<ScanRow> {
+  // Scan ids are UUIDs: anything else (a NUL byte included, which PostgreSQL cannot compare) is simply not found.
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(scanId)) throw notFound('Scan');
   const scan = await db.scan.findFirst({ where: { id: scanId, projectId }, select: { ...SCAN_FIELDS, report: true } });
   if (!scan) throw notFound('Scan');
   return scan;

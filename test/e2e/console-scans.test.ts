@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { startScanSites, type ScanSites } from '../helpers/scan-sites.js';
 import type { TestServer } from '../helpers/server.js';
-import { downloadedText } from './console-screens-helpers.js';
+import { axeViolations, downloadedText } from './console-screens-helpers.js';
 import { launchChromium, setupProject, startService, type SiteProject } from './harness.js';
 
 describe('console: site scans', () => {
@@ -64,6 +64,7 @@ describe('console: site scans', () => {
       // The evidence: who set the cookie.
       await rows.filter({ hasText: 'Before consent' }).filter({ hasText: 'cookie: _ga' }).getByText('ID used to identify users').click();
       await findings.getByText(`"url": "${sites.origin}/ga.js"`).first().waitFor();
+      expect(await axeViolations(page)).toEqual([]);
       await unmapped.getByRole('button', { name: 'Add to draft' }).click();
       await unmapped.getByText('Added to the draft.').waitFor();
       const experience = await server.request('GET', `/api/platform/projects/${project.projectId}/consent/experience`, { token: project.ownerToken });
