@@ -9,6 +9,7 @@ import { canonicalHash } from '../src/consent/config.js';
 import { loadConfig } from '../src/config.js';
 import { startGuardProxy } from '../src/scanner/guard-proxy.js';
 import { claimScan, failAbandoned, LEASE_MS } from '../src/scanner/queue.js';
+import { scannerWorkerOf } from '../src/scanner/worker.js';
 import { setupProject, startService, type SiteProject } from './e2e/harness.js';
 import { team } from './helpers/fixtures.js';
 import { startScanSites, TRACKER_HOST, type ScanSites } from './helpers/scan-sites.js';
@@ -388,6 +389,7 @@ describe('scheduled scans', () => {
   /** Moves the clock past the next run and waits for the scheduled scan the worker queues and runs. */
   async function nextScheduledScan(count: number) {
     clock += 86_400_000 + 60_000;
+    scannerWorkerOf(server.services)!.wake(true); // due schedules are otherwise looked at every 30 s
     for (;;) {
       const list = await server.request('GET', scansPath(project.projectId), { token: project.ownerToken });
       const scheduled = list.body.scans.filter((s: any) => s.trigger === 'schedule');

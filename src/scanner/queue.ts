@@ -9,6 +9,7 @@
 // - A scan is tried at most MAX_ATTEMPTS times (the first and one retry); a run that dies again is `failed`.
 import type { Prisma } from '../generated/prisma/client.js';
 import type { Services } from '../services.js';
+import { intervalMs } from './service.js';
 
 export const MAX_ATTEMPTS = 2;
 /** How long a claim holds without renewal; renewed every third of it. */
@@ -94,7 +95,7 @@ export async function queueDueSchedules(services: Services, newId: () => string,
       WHERE next_run_at <= ${now} ORDER BY next_run_at LIMIT 20 FOR UPDATE SKIP LOCKED`;
     let queued = 0;
     for (const schedule of due) {
-      const next = new Date(now.getTime() + (schedule.schedule === 'weekly' ? 7 : 1) * 86_400_000);
+      const next = new Date(now.getTime() + intervalMs(schedule.schedule));
       await tx.$executeRaw`UPDATE scan_schedules SET next_run_at = ${next} WHERE project_id = ${schedule.projectId}`;
       if (!(await withinQuota(tx, schedule.projectId))) continue;
       queued += await tx.$executeRaw`

@@ -3,6 +3,7 @@
 // escapes every string the scanned site could have chosen (cookie names, URLs, hosts).
 import { stringify } from 'csv-stringify/sync';
 import { CSV_CAST } from '../csv.js';
+import { esc } from '../evidence/html.js';
 import { packageHash } from '../evidence/package.js';
 import type { ScanReport } from './run.js';
 
@@ -62,8 +63,6 @@ export function renderReportCsv(document: ReportDocument): string {
   ].join('\n');
 }
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-const esc = (value: unknown) => String(value ?? '').replace(/[&<>"']/g, (ch) => ESCAPES[ch]!);
 
 export function renderReportHtml(document: ReportDocument): string {
   const { project, report } = document;

@@ -100,9 +100,10 @@ export const reportOf = (scan: ScanRow) => (scan.report ?? null) as ScanReport |
 export const findingsOfScan = (scan: ScanRow): Finding[] => reportOf(scan)?.findings ?? [];
 export const summaryOfScan = (scan: ScanRow) => (scan.summary ?? null) as ScanSummary | null;
 
-let wake: (() => void) | undefined;
-/** The scanner worker of this process registers here, so a new scan starts without waiting for the next poll. */
-export const onScanQueued = (listener: (() => void) | undefined) => void (wake = listener);
+const wakers = new WeakMap<Services, () => void>();
+/** A server's scanner worker registers here, so a scan started on that server starts without waiting for the next poll. */
+export const onScanQueued = (services: Services, listener: (() => void) | undefined) =>
+  void (listener ? wakers.set(services, listener) : wakers.delete(services));
 
 /** POST /scans: validated, then queued unless Chromium is missing here, the project has a scan going, or the organization's daily quota is used. */
 export async function startScan(services: Services, projectId: string, input: unknown) {
@@ -133,7 +134,7 @@ export async function startScan(services: Services, projectId: string, input: un
       });
       return created;
     });
-    wake?.();
+    wakers.get(services)?.();
     return scan;
   } catch (error) {
     // The partial unique index is the last word when a scheduled scan was queued at the same moment.

@@ -22,7 +22,14 @@ import { claimScan, failAbandoned, failOrRetry, LEASE_MS, queueDueSchedules, rel
 import { buildReport, LeaseLostError, scanPages, type ScanEnvironment, type ScanReport } from './run.js';
 import { onScanQueued, scansInLastDay } from './service.js';
 
+/** How often an idle worker looks for a queued scan (a scan started on this instance wakes it at once). */
 const POLL_MS = 2000;
+/** Due schedules and abandoned scans need no hurry: looked at every 30 s, not on every poll. */
+const HOUSEKEEPING_MS = 30_000;
+
+const byServices = new WeakMap<Services, ScannerWorker>();
+/** The worker running for a server's services (tests wake it after moving the clock). */
+export const scannerWorkerOf = (services: Services) => byServices.get(services);
 
 /**
  * How the scanner's browser reaches the network. Production: public addresses only; development: loopback
@@ -150,6 +157,8 @@ export class ScannerWorker implements Worker {
   private ticking: Promise<void> | undefined;
   private again = false;
   private stopped = false;
+  private housekeptAt = 0;
+  private housekeepNow = false;
 
   constructor(
     private readonly services: Services,
@@ -157,13 +166,16 @@ export class ScannerWorker implements Worker {
   ) {}
 
   start(): this {
-    onScanQueued(() => this.wake());
+    byServices.set(this.services, this);
+    onScanQueued(this.services, () => this.wake());
     this.wake();
     return this;
   }
 
-  wake(): void {
+  /** Looks for work now; `housekeeping` also queues due schedules and fails abandoned scans now. */
+  wake(housekeeping = false): void {
     if (this.stopped) return;
+    this.housekeepNow ||= housekeeping;
     if (this.ticking) {
       this.again = true;
       return;
@@ -180,7 +192,8 @@ export class ScannerWorker implements Worker {
   /** Stops claiming; scans in progress are cut short and handed back (queued again, their attempt not spent). */
   async stop(): Promise<void> {
     this.stopped = true;
-    onScanQueued(undefined);
+    onScanQueued(this.services, undefined);
+    if (byServices.get(this.services) === this) byServices.delete(this.services);
     clearTimeout(this.timer);
     await this.ticking;
     const browser = this.browser;
@@ -198,8 +211,12 @@ export class ScannerWorker implements Worker {
     const services = this.services;
     try {
       await outageMonitor(services).whenAvailable();
-      await queueDueSchedules(services, uuidv7, (tx, projectId) => this.withinQuota(tx, projectId));
-      await failAbandoned(services);
+      if (this.housekeepNow || performance.now() - this.housekeptAt >= HOUSEKEEPING_MS || !this.housekeptAt) {
+        this.housekeepNow = false;
+        this.housekeptAt = performance.now();
+        await queueDueSchedules(services, uuidv7, (tx, projectId) => this.withinQuota(tx, projectId));
+        await failAbandoned(services);
+      }
       while (!this.stopped && this.running.size < services.config.scanner.concurrency) {
         const scan = await claimScan(services, this.owner);
         if (!scan) break;
