@@ -27,6 +27,7 @@ export const STATUS_BY_CODE: Record<string, number> = {
   rate_limited: 429,
   internal: 500,
   service_unavailable: 503,
+  scanner_unavailable: 503,
 };
 
 export function errorResponse(

@@ -14,6 +14,7 @@ import './types/notifications.js';
 import './types/billing.js';
 import './types/members.js';
 import './types/audit.js';
+import './types/scans.js';
 import './types/graph.js';
 
 export const schema = builder.toSchema({ sortSchema: true });

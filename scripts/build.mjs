@@ -17,7 +17,17 @@ const DIST = join(ROOT, 'dist');
 const STAMP = join(DIST, '.built');
 const SOURCES = ['src', 'schema', 'rest'];
 const INPUTS = [...SOURCES, 'prisma/migrations', 'sdk/dist', 'console/dist', 'package.json', 'tsconfig.json'];
-const ASSETS = ['prisma/migrations', 'rest/operations', 'sdk/dist', 'console/dist', 'package.json'];
+const ASSETS = [
+  'prisma/migrations',
+  'rest/operations',
+  'sdk/dist',
+  'console/dist',
+  'package.json',
+  // The site scanner's catalogue snapshot, read at run time beside src/scanner/catalogue.js.
+  'src/scanner/catalogue/open-cookie-database.csv',
+  'src/scanner/catalogue/SNAPSHOT.json',
+  'src/scanner/catalogue/LICENSE-open-cookie-database',
+];
 
 function newestMtime(path) {
   if (!existsSync(path)) return 0;

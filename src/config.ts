@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { findChromium } from './scanner/chromium.js';
 import { z } from 'zod';
 import type { TrustProxy } from './http/client-address.js';
 
@@ -68,6 +69,12 @@ const envSchema = z.object({
   // Where the visitor is, as a CDN or proxy resolved it (docs/jurisdictions.md): header names, case-insensitive.
   GEO_COUNTRY_HEADER: headerName.optional(),
   GEO_REGION_HEADER: headerName.optional(),
+  // The site scanner (docs/scanner.md): scans run at once per instance (0: this instance only queues them),
+  // scans per organization per 24 h, bytes one page visit may receive, the browser (else chromium on PATH).
+  SCANNER_CONCURRENCY: z.coerce.number().int().min(0).max(16).default(1),
+  SCANNER_DAILY_SCANS_PER_ORG: z.coerce.number().int().positive().default(50),
+  SCANNER_MAX_PAGE_BYTES: z.coerce.number().int().positive().default(20 * 1024 * 1024),
+  CHROMIUM_PATH: z.string().optional(),
   // Trust X-Forwarded-For only when proxies we control set it: `true` (one proxy) or their number.
   TRUST_PROXY: z
     .string()
@@ -124,6 +131,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metricsToken: parsed.METRICS_TOKEN,
     // Without a country header there is no location; the region header alone means nothing.
     geo: { countryHeader: parsed.GEO_COUNTRY_HEADER, regionHeader: parsed.GEO_COUNTRY_HEADER ? parsed.GEO_REGION_HEADER : undefined },
+    scanner: {
+      concurrency: parsed.SCANNER_CONCURRENCY,
+      dailyScansPerOrg: parsed.SCANNER_DAILY_SCANS_PER_ORG,
+      maxPageBytes: parsed.SCANNER_MAX_PAGE_BYTES,
+      visitTimeoutMs: 30_000,
+      // Found once at start-up; undefined: POST /scans answers 503 scanner_unavailable.
+      chromiumPath: findChromium({ ...env, CHROMIUM_PATH: parsed.CHROMIUM_PATH }),
+    },
     rateLimits: {
       registerPerHour: parsed.RATE_LIMIT_REGISTER_PER_HOUR,
       loginPerIp: parsed.RATE_LIMIT_LOGIN_PER_IP,

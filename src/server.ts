@@ -13,6 +13,7 @@ import { enableMetrics } from './metrics/metrics.js';
 import { serveMetrics } from './metrics/listener.js';
 import { RateLimits } from './rate-limit/index.js';
 import { receiptWriter } from './sdk/receipt-writer.js';
+import type { ScannerNetwork } from './scanner/worker.js';
 import type { Services } from './services.js';
 import { startWorkers } from './workers.js';
 
@@ -33,6 +34,8 @@ export interface StartOptions {
   logDestination?: DestinationStream;
   /** A migrated embedded-database dump to start an in-memory database from (tests: no initdb per server). */
   embeddedImage?: Blob;
+  /** Tests only: the scanner's resolver and public stand-in addresses (src/scanner/worker.ts). */
+  scannerNetwork?: ScannerNetwork;
 }
 
 export async function startServer(overrides: Partial<Config> = {}, options: StartOptions = {}): Promise<RunningServer> {
@@ -52,6 +55,7 @@ export async function startServer(overrides: Partial<Config> = {}, options: Star
     logger,
     rateLimits: await RateLimits.create(config.redisUrl, logger),
     now: options.now ?? (() => new Date()),
+    scannerNetwork: options.scannerNetwork,
   };
   const metrics = config.metricsPort !== undefined || config.metricsToken ? enableMetrics(services, () => receiptWriter(services).queueLength) : undefined;
   const metricsServer = metrics && config.metricsPort !== undefined ? await serveMetrics(metrics, config.metricsPort, config.host) : undefined;

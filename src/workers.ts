@@ -1,6 +1,7 @@
 import { sessionPurgeWorker } from './auth/sessions.js';
 import { billingScheduleWorker } from './billing/schedule.js';
 import { outageMonitor } from './db/unavailable.js';
+import { scannerWorker } from './scanner/worker.js';
 import { startSdkCacheListener } from './sdk/cache.js';
 import type { Services } from './services.js';
 import { startWebhookWorker } from './webhooks/worker.js';
@@ -20,5 +21,6 @@ export function startWorkers(services: Services): Worker[] {
     startSdkCacheListener(services),
     startWebhookWorker(services),
     sessionPurgeWorker(services),
+    scannerWorker(services),
   ];
 }

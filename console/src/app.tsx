@@ -32,6 +32,7 @@ const Notifications = screen(() => import('./screens/notifications'));
 const Billing = screen(() => import('./screens/billing'));
 const Members = screen(() => import('./screens/members'));
 const Audit = screen(() => import('./screens/audit'));
+const Scans = screen(() => import('./screens/scans'));
 
 interface NavItem {
   screen: string;
@@ -51,6 +52,7 @@ export const PROJECT_SCREENS: NavItem[] = [
   { screen: 'webhook', label: 'Webhook', component: Webhook, role: 'VIEWER' },
   { screen: 'receipts', label: 'Receipts', component: Receipts, role: 'VIEWER' },
   { screen: 'analytics', label: 'Analytics', component: Analytics, role: 'VIEWER' },
+  { screen: 'scans', label: 'Site scans', component: Scans, role: 'VIEWER' },
 ];
 
 /** An organization's screens ('' is the project list). */

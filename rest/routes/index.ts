@@ -11,6 +11,7 @@ import { notificationsRoutes } from './notifications.js';
 import { organizationRoutes } from './organizations.js';
 import { probeRoutes } from './probes.js';
 import { receiptsRoutes } from './receipts.js';
+import { scansRoutes } from './scans.js';
 import { sdkRoutes } from './sdk.js';
 import { sdkFileRoutes } from './sdk-files.js';
 import { webhooksRoutes } from './webhooks.js';
@@ -30,6 +31,7 @@ export function allRoutes(startedAt: Date): RouteDef[] {
     ...notificationsRoutes,
     ...billingRoutes,
     ...auditRoutes,
+    ...scansRoutes,
     // Last: its /console/:path* wildcard is tried after every other pattern.
     ...consoleRoutes(),
   ];

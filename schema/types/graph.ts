@@ -21,6 +21,8 @@ import { AllowedOriginsRef, SdkRefusalRef } from './sdk.js';
 import { listSdkRefusals } from '../../src/sdk/refusals.js';
 import { consentStatsLoader, ConsentStatsRef, STATS_ARGS_DESCRIPTION, statsArgs } from './stats.js';
 import { Webhook, WebhookDelivery } from './webhooks.js';
+import { readScans } from '../../src/scanner/service.js';
+import { Scan } from './scans.js';
 
 const onProject = (role: Role) => (project: { id: string }) => ({ projectRole: { projectId: project.id, role } });
 const onOrganization = (role: Role) => (organization: { id: string }) => ({ orgRole: { orgId: organization.id, role } });
@@ -128,6 +130,17 @@ builder.objectFields(Project, (t) => ({
     args: { from: t.arg.string(), to: t.arg.string(), interval: t.arg.string(), versionId: t.arg.id() },
     authScopes: onProject('VIEWER'),
     resolve: (project, args, ctx) => consentStatsLoader(ctx, statsArgs(args)).load(project.id),
+  }),
+  scans: t.connection({
+    type: Scan,
+    nullable: true,
+    description: 'Site scans, newest first (Viewer or above, as GET /scans); pages and findings per scan. Not batched: read it per project',
+    authScopes: onProject('VIEWER'),
+    resolve: async (project, args, ctx) => {
+      const page = pageArgs(args);
+      const rows = await readScans(ctx.prisma, project.id, { after: page.after, take: page.first + 1 });
+      return toConnection(rows, page, (scan) => ({ at: scan.createdAt, id: scan.id }));
+    },
   }),
   evidence: t.field({
     type: [PublishEvidenceSummary],

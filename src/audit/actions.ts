@@ -21,6 +21,8 @@ export const AUDIT_ACTIONS = [
   'webhook.updated',
   'webhook.secret_rotated',
   'webhook.tested',
+  'scan.started',
+  'scan.schedule_updated',
   'member.added',
   'member.role_changed',
   'member.removed',

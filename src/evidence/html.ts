@@ -16,7 +16,7 @@ export const EVIDENCE_HTML_CSP = "default-src 'none'; style-src 'unsafe-inline';
 
 // Five replacements are the whole of HTML text/attribute escaping; no library needed for it.
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-const esc = (value: unknown) => String(value ?? '').replace(/[&<>"']/g, (ch) => ESCAPES[ch]!);
+export const esc = (value: unknown) => String(value ?? '').replace(/[&<>"']/g, (ch) => ESCAPES[ch]!);
 const iso = (value: Date | string | null) => (value ? new Date(value).toISOString() : '');
 const orDash = (value: string) => (value === '' ? '<span class="muted">(empty)</span>' : esc(value));
 

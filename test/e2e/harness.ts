@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import { BROWSER_ENDPOINT_VARIABLE, SHARED_BROWSER_ARGS } from '../helpers/browser-server.js';
 import { CHROMIUM_ARGS, chromiumMissingMessage, findChromium } from '../helpers/chromium.js';
+import type { StartOptions } from '../../src/server.js';
 import { startTestServer, type TestOverrides, type TestServer } from '../helpers/server.js';
 
 /**
@@ -36,10 +37,10 @@ async function freePort(): Promise<number> {
  * The service with PUBLIC_BASE_URL matching where it listens (the hosted /preferences page calls the SDK API
  * from that origin), reached as `localhost` so that the site on 127.0.0.1 is a different origin.
  */
-export async function startService(overrides: TestOverrides = {}): Promise<{ server: TestServer; serviceUrl: string }> {
+export async function startService(overrides: TestOverrides = {}, options: StartOptions = {}): Promise<{ server: TestServer; serviceUrl: string }> {
   const port = await freePort();
   const serviceUrl = `http://localhost:${port}`;
-  const server = await startTestServer({ ...overrides, port, publicBaseUrl: serviceUrl });
+  const server = await startTestServer({ ...overrides, port, publicBaseUrl: serviceUrl }, options);
   return { server, serviceUrl };
 }
 

@@ -4,10 +4,7 @@
 // run is root, it installs Debian's package; otherwise the browser tests fail with the command to run.
 // No vitest imports here: bench/ uses `findChromium` through test/e2e/harness.ts.
 import { execFileSync } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
-import { delimiter, join } from 'node:path';
-
-const NAMES = ['chromium', 'chromium-browser'];
+import { findChromium } from '../../src/scanner/chromium.js';
 
 /** Flags every test browser runs with (headless in a container, nothing fetched from Google's servers). */
 export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -15,26 +12,8 @@ export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic',
 export const SITE_HOSTS_ARG = '--host-resolver-rules=MAP *.acme.test 127.0.0.1';
 export const INSTALL_COMMAND = 'apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium fonts-dejavu-core';
 
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** CHROMIUM_PATH when set, else the first `chromium` or `chromium-browser` on PATH. */
-export function findChromium(): string | undefined {
-  const configured = process.env.CHROMIUM_PATH;
-  if (configured) return executable(configured) ? configured : undefined;
-  for (const dir of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
-    for (const name of NAMES) {
-      if (executable(join(dir, name))) return join(dir, name);
-    }
-  }
-  return undefined;
-}
+/** CHROMIUM_PATH when set, else the first `chromium` or `chromium-browser` on PATH (the scanner's own lookup). */
+export { findChromium };
 
 export function chromiumMissingMessage(): string {
   const where = process.env.CHROMIUM_PATH ? `at CHROMIUM_PATH=${process.env.CHROMIUM_PATH}` : 'on PATH (chromium, chromium-browser)';

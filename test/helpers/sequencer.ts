@@ -8,6 +8,8 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 /** The slowest files of a pass (measured: README "Suite speed"), longest first. */
 const LONG_FIRST = [
   'test/e2e/console-screens.test.ts',
+  // The site scanner's file: about 40 scanned visits in Chromium (50-110 s on a loaded machine).
+  'test/scanner.test.ts',
   'test/webhooks-process.test.ts',
   'test/e2e/sdk-v2.test.ts',
   'test/e2e/console.test.ts',

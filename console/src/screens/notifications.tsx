@@ -34,6 +34,7 @@ export function consoleLink(n: Pick<Notification, 'link' | 'type' | 'organizatio
     : n.type.startsWith('consent.key_') ? 'keys'
     : n.type === 'consent.first_receipt' ? 'receipts'
     : n.type === 'consent.webhook_failing' ? 'webhook'
+    : n.type === 'consent.scan_found_new' ? 'scans'
     : null;
   return screen ? paths.projectScreen(org, n.projectId, screen) : paths.project(org, n.projectId);
 }

@@ -38,6 +38,12 @@ export const screensMutationUpdates: Record<string, UpdateResolver> = {
     cache.invalidate(organization(args), 'members');
     cache.invalidate('Query', 'me');
   },
+  // scans: the list, the schedule, and the draft the add-to-draft action changed
+  startScan: (_r, args, cache) => invalidateField(cache, project(args), 'scans'),
+  setScanSchedule: (_r, _args, cache) => invalidateField(cache, 'Query', 'scanSchedule'),
+  addCookiesToDraft: (_r, _args, cache) => {
+    for (const field of ['consentConfiguration', 'consentExperience', 'consentPreview']) invalidateField(cache, 'Query', field);
+  },
 };
 
 /** The screens' types without an `id`: they live inside their parent in the cache. */
@@ -58,12 +64,17 @@ export const screensEmbeddedTypes = [
   'PlanPrices',
   'ProjectApiKeysConnection',
   'ProjectApiKeysConnectionEdge',
+  'ProjectScansConnection',
+  'ProjectScansConnectionEdge',
   'ProjectVersionsConnection',
   'ProjectVersionsConnectionEdge',
   'PublishEvidencePackage',
   'PublishEvidenceSummary',
   'ReceiptPage',
   'RevokeApiKeyPayload',
+  'ScanFinding',
+  'ScanSchedule',
+  'ScanSubject',
   'Webhook',
   'WebhookDeliveriesConnection',
   'WebhookDeliveriesConnectionEdge',

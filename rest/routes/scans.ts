@@ -1,0 +1,218 @@
+// The site scanner's routes (extensions.md section 7, docs/scanner.md): Admin starts and schedules, Viewer reads.
+import { z } from 'zod';
+import type { AddCookiesToDraftMutation, ScanQuery, ScanScheduleQuery, ScansQuery, SetScanScheduleMutation, StartScanMutation } from '../generated/operations.js';
+import { EVIDENCE_HTML_CSP } from '../../src/evidence/html.js';
+import { htmlPageHeaders } from '../../src/http/html-headers.js';
+import { renderReportCsv, renderReportHtml } from '../../src/scanner/report-files.js';
+import type { ScanReport } from '../../src/scanner/run.js';
+import { SCAN_LIMITS, SCAN_PAGE_MAX } from '../../src/scanner/service.js';
+import { errorResponse } from '../errors.js';
+import { route, type RestResponse } from '../route.js';
+import { ErrorBody, pick, sessionErrors, timestamp, validationError } from '../schemas.js';
+
+const BASE = '/api/platform/projects/:projectId/scans';
+const FORMATS = ['json', 'csv', 'html'] as const;
+type Format = (typeof FORMATS)[number];
+const CONTENT_TYPES: Record<Format, string> = {
+  json: 'application/json; charset=utf-8',
+  csv: 'text/csv; charset=utf-8',
+  html: 'text/html; charset=utf-8',
+};
+
+const Summary = z
+  .object({
+    pages: z.number().int(),
+    visits: z.number().int(),
+    cookies: z.number().int(),
+    otherSites: z.number().int(),
+    refusedRequests: z.number().int(),
+    findings: z.record(z.string(), z.number().int()).describe('count per finding type'),
+  })
+  .meta({ id: 'ScanSummary' });
+
+const ScanFields = {
+  id: z.string(),
+  projectId: z.string(),
+  status: z.enum(['queued', 'running', 'done', 'failed']),
+  trigger: z.enum(['manual', 'schedule']),
+  urls: z.array(z.string()),
+  followLinks: z.number().int(),
+  attempts: z.number().int().describe('runs started; 2 when the first died with its instance'),
+  createdAt: timestamp,
+  startedAt: timestamp.nullable(),
+  finishedAt: timestamp.nullable(),
+  versionNumber: z.number().int().nullable().describe('the version live when the scan ran'),
+  error: z.string().nullable(),
+  reportHash: z.string().nullable(),
+  summary: Summary.nullable(),
+};
+const ScanSummaryItem = z.object(ScanFields).meta({ id: 'ScanListItem' });
+
+const Finding = z
+  .object({
+    type: z.enum(['before_consent', 'after_reject', 'unmapped', 'sdk_missing', 'banner_missing']),
+    pageUrl: z.string(),
+    subject: z.object({ kind: z.enum(['cookie', 'storage', 'request', 'page']), name: z.string() }),
+    category: z.enum(['necessary', 'functional', 'analytics', 'marketing', 'unknown']).nullable(),
+    vendor: z.string().nullable(),
+    description: z.string().nullable(),
+    suggestedPurposeKey: z.string().nullable(),
+    evidence: z.record(z.string(), z.unknown()),
+  })
+  .meta({ id: 'ScanFinding' });
+
+const ScanDetail = z
+  .object({
+    ...ScanFields,
+    pages: z.array(z.record(z.string(), z.unknown())).describe('each page with its three visits (docs/scanner.md); [] until done'),
+    findings: z.array(Finding),
+    browser: z.object({ name: z.string(), version: z.string() }).nullable(),
+  })
+  .meta({ id: 'Scan' });
+
+const Schedule = z
+  .object({
+    schedule: z.enum(['off', 'daily', 'weekly']),
+    urls: z.array(z.string()),
+    followLinks: z.number().int(),
+    nextRunAt: timestamp.nullable(),
+  })
+  .meta({ id: 'ScanSchedule' });
+
+const scanTarget = {
+  urls: z.array(z.string()).describe(`1 to ${SCAN_LIMITS.urls} absolute http(s) URLs`),
+  followLinks: z.number().int().min(0).max(SCAN_LIMITS.followLinks).optional().describe('same-site links to follow, breadth first (default 0)'),
+};
+
+const intOrRaw = (value: string | undefined) => (value !== undefined && /^-?\d{1,15}$/.test(value) ? Number(value) : value);
+
+/** The REST shape of one scan: the list fields, plus pages, findings and browser from its report. */
+function scanBody(scan: ScanQuery['scan']) {
+  const { report, ...fields } = scan;
+  const stored = report as ScanReport | null;
+  return { ...fields, pages: stored?.pages ?? [], findings: stored?.findings ?? [], browser: stored?.browser ?? null };
+}
+
+export const scansRoutes = [
+  route<StartScanMutation>({
+    method: 'POST',
+    path: BASE,
+    summary:
+      'Queue a scan of 1 to 20 pages, plus up to followLinks same-site pages (Admin or above). Answers 202; a worker visits ' +
+      'each page three times in Chromium (before any decision, after Reject all, after Accept all). One scan per project at ' +
+      'a time (409), a daily quota per organization (429), 503 scanner_unavailable when this instance has no Chromium',
+    auth: 'session',
+    operation: 'StartScan',
+    requestBody: z.object(scanTarget),
+    variables: ({ params, body }) => ({ projectId: params.projectId, input: pick(body, ['urls', 'followLinks']) }),
+    respond: (data) => ({ status: 202, body: { scan: data.startScan } }),
+    responses: {
+      202: { description: 'Queued', schema: z.object({ scan: ScanSummaryItem }) },
+      ...validationError,
+      ...sessionErrors,
+      409: { description: 'A scan of this project is already queued or running (conflict)', schema: ErrorBody },
+      429: { description: "The organization's daily scan quota is used (rate_limited, Retry-After)", schema: ErrorBody },
+      503: { description: 'No Chromium on this instance (scanner_unavailable): the message says what to install', schema: ErrorBody },
+    },
+  }),
+  route<ScansQuery>({
+    method: 'GET',
+    path: BASE,
+    summary: 'Scans, newest first, by cursor (Viewer or above); pages and findings are read per scan',
+    auth: 'session',
+    operation: 'Scans',
+    queryParams: z.object({
+      limit: z.string().optional().describe(`1 to ${SCAN_PAGE_MAX}, default 20`),
+      cursor: z.string().optional().describe('nextCursor of the previous page'),
+    }),
+    variables: ({ params, query }) => ({ projectId: params.projectId, limit: intOrRaw(query.limit), cursor: query.cursor }),
+    respond: (data) => ({ status: 200, body: data.scans }),
+    responses: {
+      200: { description: '{ scans, nextCursor }', schema: z.object({ scans: z.array(ScanSummaryItem), nextCursor: z.string().nullable() }) },
+      ...validationError,
+      ...sessionErrors,
+    },
+  }),
+  route<ScanScheduleQuery>({
+    method: 'GET',
+    path: `${BASE}/schedule`,
+    summary: 'The scheduled scan; schedule "off" when none (Viewer or above)',
+    auth: 'session',
+    operation: 'ScanSchedule',
+    variables: ({ params }) => ({ projectId: params.projectId }),
+    respond: (data) => ({ status: 200, body: { schedule: data.scanSchedule } }),
+    responses: { 200: { description: 'Schedule', schema: z.object({ schedule: Schedule }) }, ...sessionErrors },
+  }),
+  route<SetScanScheduleMutation>({
+    method: 'PUT',
+    path: `${BASE}/schedule`,
+    summary:
+      'Scan daily or weekly (first run one interval from now), or "off" (Admin or above). A scheduled scan that finds a new ' +
+      'violation or unmapped cookie notifies the members and sends scan.completed to the webhook',
+    auth: 'session',
+    operation: 'SetScanSchedule',
+    requestBody: z.object({ schedule: z.enum(['off', 'daily', 'weekly']), ...scanTarget, urls: scanTarget.urls.optional().describe('required unless off') }),
+    variables: ({ params, body }) => ({ projectId: params.projectId, input: pick(body, ['schedule', 'urls', 'followLinks']) }),
+    respond: (data) => ({ status: 200, body: { schedule: data.setScanSchedule } }),
+    responses: { 200: { description: 'Saved', schema: z.object({ schedule: Schedule }) }, ...validationError, ...sessionErrors },
+  }),
+  route<ScanQuery>({
+    method: 'GET',
+    path: `${BASE}/:scanId`,
+    summary:
+      'One scan with its pages and findings (Viewer or above). format=json|csv|html with download=1 (or format csv/html) serves ' +
+      'the report, hashed like publish evidence (hashes.reportHash); a report exists once the scan is done (404 before)',
+    auth: 'session',
+    operation: 'Scan',
+    queryParams: z.object({
+      format: z.enum(FORMATS).optional().describe('json (default), csv or html: the report'),
+      download: z.enum(['1', '0']).optional().describe('1: the report as an attachment'),
+    }),
+    variables: ({ params }) => ({ projectId: params.projectId, scanId: params.scanId }),
+    respond: (data, { query, services }): RestResponse => {
+      const format = (query.format ?? 'json') as Format;
+      if (!FORMATS.includes(format)) {
+        return errorResponse('validation_failed', 'Validation failed', { details: [{ path: ['format'], message: `Must be one of ${FORMATS.join(', ')}` }] });
+      }
+      const download = query.download === '1';
+      if (format === 'json' && !download) return { status: 200, body: { scan: scanBody(data.scan) } };
+      const report = data.scan.report as ScanReport | null;
+      if (!report) return errorResponse('not_found', 'The scan has no report yet');
+      const document = { project: data.project, report, generatedAt: services.now() };
+      const body = format === 'json' ? `${JSON.stringify({ report }, null, 2)}\n` : format === 'csv' ? renderReportCsv(document) : renderReportHtml(document);
+      return {
+        status: 200,
+        body,
+        headers: {
+          'Content-Type': CONTENT_TYPES[format],
+          'Content-Disposition': `${download ? 'attachment' : 'inline'}; filename="site-scan-${data.project.slug}-${data.scan.id}.${format}"`,
+          'Cache-Control': 'private, no-store',
+          'X-Content-Type-Options': 'nosniff',
+          ...(format === 'html' && htmlPageHeaders(EVIDENCE_HTML_CSP)),
+        },
+      };
+    },
+    responses: {
+      200: { description: '{ scan }; with format/download the report as JSON ({ report }), text/csv or text/html', schema: z.object({ scan: ScanDetail }) },
+      400: { description: 'Unknown format (validation_failed)', schema: ErrorBody },
+      ...sessionErrors,
+    },
+  }),
+  route<AddCookiesToDraftMutation>({
+    method: 'POST',
+    path: '/api/platform/projects/:projectId/consent/experience/cookies',
+    summary:
+      "Add cookie names (e.g. a scan's unmapped cookies) to the draft experience's `cookies` of the given purposes (Admin or " +
+      'above): a draft edit audited as consent.experience_updated; names already listed stay as they are',
+    auth: 'session',
+    operation: 'AddCookiesToDraft',
+    requestBody: z.object({ cookies: z.array(z.object({ name: z.string(), purposeKey: z.string() })).describe('1 to 50') }),
+    variables: ({ params, body }) => ({ projectId: params.projectId, input: pick(body, ['cookies']) }),
+    respond: (data) => ({ status: 200, body: { experience: data.addCookiesToDraft } }),
+    responses: {
+      200: { description: 'The draft experience', schema: z.object({ experience: z.record(z.string(), z.unknown()) }) },
+      ...validationError,
+      ...sessionErrors,
+    },
+  }),
+];

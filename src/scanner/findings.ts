@@ -1,0 +1,152 @@
+// What a scan's observations mean for the operator (extensions.md section 7, docs/scanner.md "Findings").
+import type { Catalogue, Category, Classification } from './catalogue.js';
+import type { ObservedCookie, ObservedRequest, ObservedStorage, VisitResult } from './visit.js';
+
+export const FINDING_TYPES = ['before_consent', 'after_reject', 'unmapped', 'sdk_missing', 'banner_missing'] as const;
+export type FindingType = (typeof FINDING_TYPES)[number];
+
+/** Categories that need consent: only these are violations before a decision or after Reject all. */
+const NEEDS_CONSENT: readonly Category[] = ['analytics', 'marketing'];
+
+export interface Finding {
+  type: FindingType;
+  pageUrl: string;
+  /** What the finding is about: a cookie, a storage key, a request host, or the page itself. */
+  subject: { kind: 'cookie' | 'storage' | 'request' | 'page'; name: string };
+  category: Category | null;
+  vendor: string | null;
+  description: string | null;
+  /** unmapped cookies: the draft purpose their category suggests (null when none fits or unknown). */
+  suggestedPurposeKey: string | null;
+  /** What was seen: the visit, and the cookie, key or request as the browser reported it. */
+  evidence: Record<string, unknown>;
+}
+
+export interface ScannedPage {
+  url: string;
+  depth: number;
+  visits: VisitResult[];
+}
+
+export interface DraftPurpose {
+  key: string;
+  name: string;
+  required: boolean;
+  categoryName: string;
+}
+
+export interface FindingContext {
+  catalogue: Catalogue;
+  /** Cookie names or prefixes (`_ga_*`) the draft's purposes list in the experience's `cookies`. */
+  mappedCookies: string[];
+  purposes: DraftPurpose[];
+}
+
+const SUGGESTION_WORDS: Partial<Record<Category, string[]>> = {
+  necessary: ['necessary', 'essential', 'strict', 'required'],
+  functional: ['functional', 'preference', 'personali'],
+  analytics: ['analytics', 'statistic', 'performance', 'measure'],
+  marketing: ['marketing', 'advertis', 'ads', 'targeting'],
+};
+
+/** The purpose whose key, name or category names the category's words; necessary may fall back to a required one. */
+export function suggestPurpose(category: Category, purposes: DraftPurpose[]): string | null {
+  const words = SUGGESTION_WORDS[category];
+  if (!words) return null;
+  const fits = purposes.find((p) => words.some((word) => `${p.key} ${p.name} ${p.categoryName}`.toLowerCase().includes(word)));
+  if (fits) return fits.key;
+  return category === 'necessary' ? (purposes.find((p) => p.required)?.key ?? null) : null;
+}
+
+export function isMapped(name: string, patterns: string[]): boolean {
+  return patterns.some((pattern) => (pattern.endsWith('*') ? name.startsWith(pattern.slice(0, -1)) : name === pattern));
+}
+
+type Item =
+  | { kind: 'cookie'; name: string; seen: ObservedCookie; class: Classification }
+  | { kind: 'storage'; name: string; seen: ObservedStorage; class: Classification }
+  | { kind: 'request'; name: string; seen: ObservedRequest; class: Classification };
+
+function itemsOf(visit: VisitResult, catalogue: Catalogue): Item[] {
+  return [
+    ...visit.cookies.map((seen): Item => ({ kind: 'cookie', name: seen.name, seen, class: catalogue.name(seen.name) })),
+    ...visit.storage.map((seen): Item => ({ kind: 'storage', name: seen.key, seen, class: catalogue.name(seen.key) })),
+    ...visit.requests.map((seen): Item => ({ kind: 'request', name: seen.host, seen, class: catalogue.host(seen.host) })),
+  ];
+}
+
+export function findingsOf(pages: ScannedPage[], context: FindingContext): Finding[] {
+  const findings: Finding[] = [];
+  const keys = new Set<string>();
+  const add = (finding: Finding) => {
+    const key = `${finding.type} ${finding.subject.kind} ${finding.subject.name} ${finding.type === 'unmapped' ? '' : finding.pageUrl}`;
+    if (keys.has(key)) return;
+    keys.add(key);
+    findings.push(finding);
+  };
+  for (const page of pages) {
+    const before = page.visits.find((visit) => visit.kind === 'before');
+    const reject = page.visits.find((visit) => visit.kind === 'reject');
+    if (before && !before.error) {
+      if (!page.visits.some((visit) => visit.sdk.projectKey)) {
+        add(pageFinding('sdk_missing', page.url, { sdkLoaded: page.visits.some((v) => v.sdk.loaded), keyPrefix: before.sdk.keyPrefix, note: before.sdk.loaded ? "The SDK loads with a key that is not one of this project's" : 'No request for the SDK config with a publishable key' }));
+      }
+      if (!before.bannerShown) add(pageFinding('banner_missing', page.url, { sdkLoaded: before.sdk.loaded, projectKey: before.sdk.projectKey }));
+      for (const item of itemsOf(before, context.catalogue)) {
+        if (NEEDS_CONSENT.includes(item.class.category)) add(itemFinding('before_consent', page.url, item, 'before'));
+      }
+    }
+    if (reject?.decided) {
+      for (const item of itemsOf(reject, context.catalogue)) {
+        if (NEEDS_CONSENT.includes(item.class.category)) add(itemFinding('after_reject', page.url, item, 'reject'));
+      }
+    }
+    for (const visit of page.visits) {
+      for (const cookie of visit.cookies) {
+        if (isMapped(cookie.name, context.mappedCookies)) continue;
+        const classification = context.catalogue.name(cookie.name);
+        const finding = itemFinding('unmapped', page.url, { kind: 'cookie', name: cookie.name, seen: cookie, class: classification }, visit.kind);
+        finding.suggestedPurposeKey = suggestPurpose(classification.category, context.purposes);
+        add(finding);
+      }
+    }
+  }
+  return findings;
+}
+
+function pageFinding(type: FindingType, pageUrl: string, evidence: Record<string, unknown>): Finding {
+  return { type, pageUrl, subject: { kind: 'page', name: pageUrl }, category: null, vendor: null, description: null, suggestedPurposeKey: null, evidence };
+}
+
+function itemFinding(type: FindingType, pageUrl: string, item: Item, visit: VisitResult['kind']): Finding {
+  return {
+    type,
+    pageUrl,
+    subject: { kind: item.kind, name: item.name },
+    category: item.class.category,
+    vendor: item.class.vendor,
+    description: item.class.description,
+    suggestedPurposeKey: null,
+    evidence: { visit, [item.kind]: item.seen, matched: item.class.matched, source: item.class.source },
+  };
+}
+
+export function summarize(pages: ScannedPage[], findings: Finding[]) {
+  const cookieNames = new Set<string>();
+  const hosts = new Set<string>();
+  let refused = 0;
+  for (const visit of pages.flatMap((page) => page.visits)) {
+    for (const cookie of visit.cookies) cookieNames.add(cookie.name);
+    for (const request of visit.requests) hosts.add(request.host);
+    refused += visit.refused.length;
+  }
+  return {
+    pages: pages.length,
+    visits: pages.reduce((sum, page) => sum + page.visits.length, 0),
+    cookies: cookieNames.size,
+    otherSites: hosts.size,
+    refusedRequests: refused,
+    findings: Object.fromEntries(FINDING_TYPES.map((type) => [type, findings.filter((finding) => finding.type === type).length])) as Record<FindingType, number>,
+  };
+}
+export type ScanSummary = ReturnType<typeof summarize>;

@@ -1,0 +1,108 @@
+// The scan queue lives in the `scans` table (docs/scanner.md "Queue"). Hand-written, not pg-boss or
+// graphile-worker: those need their own schema, LISTEN/NOTIFY or advisory locks and a `pg` connection, which
+// the embedded database (PGlite, one connection, in-process) does not offer them; the lease below is the same
+// UPDATE ... FOR UPDATE SKIP LOCKED that the webhook outbox uses, and works on both databases.
+//
+// - A worker claims the oldest queued scan, or a running one whose lease ran out (its instance died), with one
+//   statement that stamps its lease; SKIP LOCKED lets several instances claim at once without taking one twice.
+// - While it runs the worker renews the lease; a scan whose lease is lost stops.
+// - A scan is tried at most MAX_ATTEMPTS times (the first and one retry); a run that dies again is `failed`.
+import type { Prisma } from '../generated/prisma/client.js';
+import type { Services } from '../services.js';
+import { intervalMs } from './service.js';
+
+export const MAX_ATTEMPTS = 2;
+/** How long a claim holds without renewal; renewed every third of it. */
+export const LEASE_MS = 90_000;
+
+export interface ClaimedScan {
+  id: string;
+  projectId: string;
+  trigger: string;
+  urls: string[];
+  followLinks: number;
+  attempts: number;
+  startedAt: Date;
+}
+
+const CLAIM_SQL = `
+  UPDATE scans SET status = 'running', attempts = attempts + 1, lease_owner = $1, lease_until = $3,
+    started_at = COALESCE(started_at, $2), error = NULL
+  WHERE id = (
+    SELECT id FROM scans
+    WHERE (status = 'queued' OR (status = 'running' AND lease_until < $2)) AND attempts < $4
+    ORDER BY created_at
+    LIMIT 1
+    FOR UPDATE SKIP LOCKED)
+  RETURNING id, project_id AS "projectId", trigger, urls, follow_links AS "followLinks", attempts, started_at AS "startedAt"`;
+
+/** Leases the next scan to `owner`, or answers null when none is waiting. */
+export async function claimScan(services: Services, owner: string): Promise<ClaimedScan | null> {
+  const now = services.now();
+  const [scan] = await services.db.query<ClaimedScan>(CLAIM_SQL, [owner, now, new Date(now.getTime() + LEASE_MS), MAX_ATTEMPTS]);
+  return scan ? { ...scan, startedAt: new Date(scan.startedAt) } : null;
+}
+
+/** Scans whose last allowed run died with them (lease expired, no attempt left) are failed. */
+export async function failAbandoned(services: Services): Promise<number> {
+  const now = services.now();
+  const rows = await services.db.query(
+    `UPDATE scans SET status = 'failed', finished_at = $1, lease_owner = NULL, lease_until = NULL,
+       error = 'The scan stopped twice without finishing (the instance running it went away); it was not tried again'
+     WHERE status = 'running' AND lease_until < $1 AND attempts >= $2 RETURNING id`,
+    [now, MAX_ATTEMPTS],
+  );
+  return rows.length;
+}
+
+/** Extends the lease; false when it is no longer ours. */
+export async function renewLease(services: Services, scanId: string, owner: string): Promise<boolean> {
+  const until = new Date(services.now().getTime() + LEASE_MS);
+  const rows = await services.db.query(`UPDATE scans SET lease_until = $3 WHERE id = $1 AND lease_owner = $2 AND status = 'running' RETURNING id`, [scanId, owner, until]);
+  return rows.length > 0;
+}
+
+/** Gives a scan back without spending its attempt (this instance is shutting down). */
+export async function releaseScan(services: Services, scanId: string, owner: string): Promise<void> {
+  await services.db.query(
+    `UPDATE scans SET status = 'queued', attempts = GREATEST(attempts - 1, 0), lease_owner = NULL, lease_until = NULL
+     WHERE id = $1 AND lease_owner = $2 AND status = 'running'`,
+    [scanId, owner],
+  );
+}
+
+/** A run that failed here: queued again while an attempt is left, else failed with the reason. */
+export async function failOrRetry(services: Services, scan: ClaimedScan, owner: string, reason: string): Promise<'queued' | 'failed'> {
+  const retry = scan.attempts < MAX_ATTEMPTS;
+  await services.db.query(
+    `UPDATE scans SET status = $3, error = $4, lease_owner = NULL, lease_until = NULL, finished_at = $5
+     WHERE id = $1 AND lease_owner = $2 AND status = 'running'`,
+    [scan.id, owner, retry ? 'queued' : 'failed', reason.slice(0, 1000), retry ? null : services.now()],
+  );
+  return retry ? 'queued' : 'failed';
+}
+
+/**
+ * Queues the scans of schedules that are due, moving each schedule on by its interval in the same
+ * transaction (SKIP LOCKED: two instances never queue one schedule twice). A project with a scan going, or an
+ * organization over its daily quota, skips that run.
+ */
+export async function queueDueSchedules(services: Services, newId: () => string, withinQuota: (tx: Prisma.TransactionClient, projectId: string) => Promise<boolean>): Promise<number> {
+  const now = services.now();
+  return services.db.prisma.$transaction(async (tx) => {
+    const due = await tx.$queryRaw<{ projectId: string; schedule: string; urls: string[]; followLinks: number }[]>`
+      SELECT project_id AS "projectId", schedule, urls, follow_links AS "followLinks" FROM scan_schedules
+      WHERE next_run_at <= ${now} ORDER BY next_run_at LIMIT 20 FOR UPDATE SKIP LOCKED`;
+    let queued = 0;
+    for (const schedule of due) {
+      const next = new Date(now.getTime() + intervalMs(schedule.schedule));
+      await tx.$executeRaw`UPDATE scan_schedules SET next_run_at = ${next} WHERE project_id = ${schedule.projectId}`;
+      if (!(await withinQuota(tx, schedule.projectId))) continue;
+      queued += await tx.$executeRaw`
+        INSERT INTO scans (id, project_id, status, trigger, urls, follow_links, created_at)
+        VALUES (${newId()}, ${schedule.projectId}, 'queued', 'schedule', ${schedule.urls}, ${schedule.followLinks}, ${now})
+        ON CONFLICT (project_id) WHERE status IN ('queued', 'running') DO NOTHING`;
+    }
+    return queued;
+  });
+}

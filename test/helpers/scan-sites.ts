@@ -1,0 +1,92 @@
+// Fixture sites for the site scanner (test/scanner.test.ts, bench/scanner.ts), served on loopback with known
+// behaviour: a shop whose analytics and ads wait for consent through the SDK (/good, /about), one that runs
+// them before any decision (/leaky), a page without the SDK (/nosdk); and a tracker on a second loopback
+// address (127.0.0.2) that the scanner reaches as `px.ads.linkedin.com` through its resolver.
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+// Not on Chromium's HSTS preload list (doubleclick.net is: the browser would upgrade the pixel to https).
+export const TRACKER_HOST = 'px.ads.linkedin.com';
+
+export interface ScanSites {
+  /** http://127.0.0.1:<port> */
+  origin: string;
+  trackerPort: number;
+  /** Maps TRACKER_HOST to the tracker's address; other names to loopback for the test's own hosts. */
+  resolve(host: string): Promise<string[]>;
+  /** Requests each server received (path with query). */
+  siteRequests: string[];
+  trackerRequests: string[];
+  close(): Promise<void>;
+}
+
+async function listen(server: Server, host: string): Promise<number> {
+  await new Promise<void>((done) => server.listen(0, host, done));
+  return (server.address() as AddressInfo).port;
+}
+
+const GIF = Buffer.from('R0lGODlhAQABAAAAACH5BAEKAAEALAAAAAABAAEAAAICTAEAOw==', 'base64');
+
+export async function startScanSites(serviceUrl: string, key: string): Promise<ScanSites> {
+  const siteRequests: string[] = [];
+  const trackerRequests: string[] = [];
+  const tracker = createServer((req: IncomingMessage, res) => {
+    trackerRequests.push(req.url ?? '');
+    res.writeHead(200, { 'Content-Type': 'image/gif', 'Set-Cookie': 'IDE=tracker-id; Path=/; Max-Age=3600; SameSite=None; Secure' }).end(GIF);
+  });
+  const trackerPort = await listen(tracker, '127.0.0.2');
+  const pixel = `http://${TRACKER_HOST}:${trackerPort}/pixel.gif?site=shop`;
+  const sdk = `<script src="${serviceUrl}/sdk/v2/consent.js"></script>
+<script>ConsentSDK.init({ publicKey: ${JSON.stringify(key)}, apiBaseUrl: ${JSON.stringify(serviceUrl)} });</script>`;
+  const page = (title: string, head: string, body: string) => `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>${title}</title>
+${head}
+</head><body><h1>${title}</h1>${body}</body></html>`;
+  const links = '<a href="/about">About us</a> <a href="/about#team">Team</a> <a href="http://127.0.0.2:9/elsewhere">Elsewhere</a> <a href="mailto:shop@example.com">Mail</a>';
+  const site = createServer((req, res) => {
+    siteRequests.push(req.url ?? '');
+    const path = new URL(req.url ?? '/', 'http://site').pathname;
+    const html = (body: string) => res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' }).end(body);
+    switch (path) {
+      case '/ga.js':
+        // The analytics library: sets _ga from script, as gtag.js does.
+        return void res
+          .writeHead(200, { 'Content-Type': 'text/javascript' })
+          .end("document.cookie = '_ga=GA1.1.' + Date.now() + '; max-age=63072000; path=/'; localStorage.setItem('_ga_state', '1');");
+      case '/ads.js':
+        return void res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(`new Image().src = ${JSON.stringify(pixel)};`);
+      case '/good':
+      case '/about':
+        // Blocks correctly: analytics and ads wait for their purposes (sdk/src/v2/blocking.ts).
+        return void html(
+          page(
+            path === '/good' ? 'Good shop' : 'About',
+            `${sdk}
+<script type="text/plain" data-consent="analytics" data-src="/ga.js"></script>
+<script type="text/plain" data-consent="ads" data-src="/ads.js"></script>`,
+            links,
+          ),
+        );
+      case '/leaky':
+        // The banner is there, but analytics and the ads pixel run before anyone decides.
+        return void html(page('Leaky shop', `${sdk}\n<script src="/ga.js"></script>`, `<img alt="" src="${pixel}"> ${links}`));
+      case '/nosdk':
+        return void html(page('No consent', '<script src="/ga.js"></script>', links));
+      default:
+        res.writeHead(404).end();
+    }
+  });
+  const port = await listen(site, '127.0.0.1');
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    trackerPort,
+    siteRequests,
+    trackerRequests,
+    resolve: async (host) => (host === TRACKER_HOST ? ['127.0.0.2'] : host === 'localhost' ? ['127.0.0.1'] : []),
+    close: async () => {
+      site.closeAllConnections();
+      tracker.closeAllConnections();
+      await Promise.all([new Promise((done) => site.close(done)), new Promise((done) => tracker.close(done))]);
+    },
+  };
+}
