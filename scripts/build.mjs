@@ -16,8 +16,9 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DIST = join(ROOT, 'dist');
 const STAMP = join(DIST, '.built');
 const SOURCES = ['src', 'schema', 'rest'];
-const INPUTS = [...SOURCES, 'prisma/migrations', 'sdk/dist', 'console/dist', 'package.json', 'tsconfig.json'];
-const ASSETS = ['prisma/migrations', 'rest/operations', 'sdk/dist', 'console/dist', 'package.json'];
+const INPUTS = [...SOURCES, 'verify', 'prisma/migrations', 'sdk/dist', 'console/dist', 'package.json', 'tsconfig.json'];
+// verify/: the ledger's hashing, shared with the standalone verifier (plain JavaScript, copied as it is).
+const ASSETS = ['verify', 'prisma/migrations', 'rest/operations', 'sdk/dist', 'console/dist', 'package.json'];
 
 function newestMtime(path) {
   if (!existsSync(path)) return 0;

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createPrivateKey, createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { TrustProxy } from './http/client-address.js';
@@ -66,6 +66,12 @@ const envSchema = z.object({
   // Where the visitor is, as a CDN or proxy resolved it (docs/jurisdictions.md): header names, case-insensitive.
   GEO_COUNTRY_HEADER: headerName.optional(),
   GEO_REGION_HEADER: headerName.optional(),
+  // The receipts ledger (docs/ledger.md): the Ed25519 key that signs checkpoints (PKCS#8 PEM, inline or in a file;
+  // required in production), older public keys still published after a rotation, and how often receipts are sealed.
+  LEDGER_SIGNING_KEY: z.string().optional(),
+  LEDGER_SIGNING_KEY_FILE: z.string().optional(),
+  LEDGER_PUBLIC_KEYS_FILE: z.string().optional(),
+  LEDGER_SEAL_INTERVAL_MS: z.coerce.number().int().min(100).max(50_000).default(5000),
   // Trust X-Forwarded-For only when proxies we control set it: `true` (one proxy) or their number.
   TRUST_PROXY: z
     .string()
@@ -92,6 +98,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (production && parsed.BILLING_PROVIDER === 'mock') {
     // The mock provider's checkout page grants any plan to anyone: never in production.
     throw new Error('BILLING_PROVIDER=mock is not allowed in production (NODE_ENV=production): set BILLING_PROVIDER=stripe');
+  }
+  const ledgerSigningKey = readLedgerSigningKey(parsed.LEDGER_SIGNING_KEY, parsed.LEDGER_SIGNING_KEY_FILE);
+  if (production && !ledgerSigningKey) {
+    // Checkpoints signed by a key nobody kept prove nothing: production never makes one up.
+    throw new Error(
+      'LEDGER_SIGNING_KEY or LEDGER_SIGNING_KEY_FILE is required in production (NODE_ENV=production): the Ed25519 private key ' +
+        '(PKCS#8 PEM) that signs receipt ledger checkpoints; make one with `openssl genpkey -algorithm ed25519 -out ledger-key.pem` (docs/ledger.md)',
+    );
   }
   return {
     port: parsed.PORT,
@@ -122,6 +136,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metricsToken: parsed.METRICS_TOKEN,
     // Without a country header there is no location; the region header alone means nothing.
     geo: { countryHeader: parsed.GEO_COUNTRY_HEADER, regionHeader: parsed.GEO_COUNTRY_HEADER ? parsed.GEO_REGION_HEADER : undefined },
+    ledger: {
+      /** Undefined outside production when none is configured: src/ledger/keys.ts makes one in DATA_DIR. */
+      signingKey: ledgerSigningKey,
+      /** Retired public keys that stay published (rotation). */
+      publicKeys: parsed.LEDGER_PUBLIC_KEYS_FILE ? readPublicKeys(parsed.LEDGER_PUBLIC_KEYS_FILE) : [],
+      sealIntervalMs: parsed.LEDGER_SEAL_INTERVAL_MS,
+    },
     rateLimits: {
       registerPerHour: parsed.RATE_LIMIT_REGISTER_PER_HOUR,
       loginPerIp: parsed.RATE_LIMIT_LOGIN_PER_IP,
@@ -133,4 +154,38 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       sdkConsentPerAddressPerMinute: parsed.RATE_LIMIT_SDK_CONSENT_PER_ADDRESS_PER_MINUTE,
     },
   };
+}
+
+/** The ledger's signing key from LEDGER_SIGNING_KEY (PEM; `\n` may stand for newlines) or the file it names. */
+function readLedgerSigningKey(inline: string | undefined, file: string | undefined): KeyObject | undefined {
+  if (inline && file) throw new Error('Invalid configuration: set LEDGER_SIGNING_KEY or LEDGER_SIGNING_KEY_FILE, not both');
+  if (!inline && !file) return undefined;
+  const name = inline ? 'LEDGER_SIGNING_KEY' : 'LEDGER_SIGNING_KEY_FILE';
+  let pem: string;
+  try {
+    pem = inline ? inline.replace(/\\n/g, '\n') : readFileSync(file!, 'utf8');
+  } catch (error) {
+    throw new Error(`Invalid configuration: ${name}: cannot read ${file}: ${(error as Error).message}`);
+  }
+  try {
+    const key = createPrivateKey(pem);
+    if (key.asymmetricKeyType !== 'ed25519') throw new Error(`an ${key.asymmetricKeyType} key`);
+    return key;
+  } catch (error) {
+    throw new Error(`Invalid configuration: ${name}: not an Ed25519 private key in PEM (${(error as Error).message})`);
+  }
+}
+
+/** LEDGER_PUBLIC_KEYS_FILE: a JWK set (`{ keys: [...] }`, e.g. an older /.well-known/consent-ledger-keys.json) or PEM public keys. */
+function readPublicKeys(file: string): KeyObject[] {
+  try {
+    const text = readFileSync(file, 'utf8');
+    const keys = text.trimStart().startsWith('{')
+      ? (JSON.parse(text) as { keys: import('node:crypto').JsonWebKey[] }).keys.map((jwk) => createPublicKey({ key: jwk, format: 'jwk' }))
+      : (text.match(/-----BEGIN PUBLIC KEY-----[\s\S]+?-----END PUBLIC KEY-----/g) ?? []).map((pem) => createPublicKey(pem));
+    if (!keys.length || keys.some((key) => key.asymmetricKeyType !== 'ed25519')) throw new Error('expected Ed25519 public keys');
+    return keys;
+  } catch (error) {
+    throw new Error(`Invalid configuration: LEDGER_PUBLIC_KEYS_FILE: ${(error as Error).message}`);
+  }
 }
