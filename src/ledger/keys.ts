@@ -18,7 +18,7 @@ export const DEV_KEY_FILE = 'ledger-signing-key.pem';
 const signers = new WeakMap<Services, LedgerSigner>();
 
 export function publicJwkOf(key: KeyObject): PublicJwk & { kid: string } {
-  const { x } = createPublicKey(key).export({ format: 'jwk' }) as { x: string };
+  const { x } = (key.type === 'public' ? key : createPublicKey(key)).export({ format: 'jwk' }) as { x: string };
   const jwk = { kty: 'OKP' as const, crv: 'Ed25519' as const, x };
   return { ...jwk, kid: keyIdOf(jwk) };
 }
