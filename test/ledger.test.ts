@@ -171,19 +171,35 @@ describe('sealing', () => {
     );
   });
 
-  it('sends ledger.checkpoint to the project webhook, signed like every event', async () => {
+  it('sends ledger.checkpoint to the project webhook once the project opts in (Admin), signed like every event', async () => {
     const t = await sdkTeam(server);
     const hook = await startReceiver();
     try {
       const put = await server.request('PUT', `/api/platform/projects/${t.project.id}/webhook`, { token: t.owner.token, body: { url: hook.url, enabled: true } });
       expect(put.status).toBe(200);
+      const settings = `/api/platform/projects/${t.project.id}/ledger/settings`;
+      expect((await server.request('GET', settings, { token: t.viewer.token })).body).toEqual({ settings: { checkpointWebhook: false } });
+
+      // Off by default: receivers written for the contract get only consent.updated.
+      const quiet = await record(t, 1);
+      expect((await sealDue(server.services)).some((c) => c.projectId === t.project.id)).toBe(true);
+      await hook.until((received) => received.some((r) => r.json?.data?.receiptId === quiet[0]));
+
+      expect((await server.request('PUT', settings, { token: t.viewer.token, body: { checkpointWebhook: true } })).status).toBe(403);
+      expect((await server.request('PUT', settings, { token: t.admin.token, body: { checkpointWebhook: 'yes' } })).status).toBe(400);
+      const on = await server.request('PUT', settings, { token: t.admin.token, body: { checkpointWebhook: true } });
+      expect(on.body).toEqual({ settings: { checkpointWebhook: true } });
+      const audit = await server.request('GET', `/api/platform/orgs/${t.org.id}/audit-log?action=ledger.settings_updated`, { token: t.owner.token });
+      expect(audit.body.events?.[0]).toMatchObject({ action: 'ledger.settings_updated', changes: { checkpointWebhook: { before: false, after: true } } });
+
       await record(t, 2);
       const [checkpoint] = (await sealDue(server.services)).filter((c) => c.projectId === t.project.id);
       await hook.until((received) => received.some((r) => r.json?.type === 'ledger.checkpoint'));
-      const event = hook.received.find((r) => r.json.type === 'ledger.checkpoint')!;
-      expect(event.headers['x-consent-event']).toBe('ledger.checkpoint');
-      expect(event.json).toEqual({ id: expect.any(String), type: 'ledger.checkpoint', createdAt: checkpoint!.createdAt, data: checkpoint });
-      expect(verifySignature(event, put.body.secret)).toBe(true);
+      const events = hook.received.filter((r) => r.json.type === 'ledger.checkpoint');
+      expect(events).toHaveLength(1);
+      expect(events[0]!.headers['x-consent-event']).toBe('ledger.checkpoint');
+      expect(events[0]!.json).toEqual({ id: expect.any(String), type: 'ledger.checkpoint', createdAt: checkpoint!.createdAt, data: checkpoint });
+      expect(verifySignature(events[0]!, put.body.secret)).toBe(true);
     } finally {
       await hook.close();
     }

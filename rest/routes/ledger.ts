@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { WELL_KNOWN_KEYS_PATH } from '../../src/ledger/service.js';
 import { route, type RouteDef } from '../route.js';
-import { ErrorBody, sessionErrors, timestamp, validationError } from '../schemas.js';
+import { ErrorBody, pick, sessionErrors, timestamp, validationError } from '../schemas.js';
 
 // The receipts ledger (extensions.md section 8, docs/ledger.md).
 
@@ -27,7 +27,32 @@ const intOrRaw = (value: string | undefined) => (value !== undefined && /^-?\d{1
 
 const base = '/api/platform/projects/:projectId';
 
+const LedgerSettings = z
+  .object({ checkpointWebhook: z.boolean().describe('Each checkpoint is sent to the project webhook as ledger.checkpoint') })
+  .meta({ id: 'LedgerSettings' });
+
 export const ledgerRoutes: RouteDef[] = [
+  route({
+    method: 'GET',
+    path: `${base}/ledger/settings`,
+    summary: 'The project’s ledger settings (Viewer or above)',
+    auth: 'session',
+    operation: 'LedgerSettings',
+    variables: ({ params }) => ({ projectId: params.projectId }),
+    respond: (data) => ({ status: 200, body: { settings: data.ledgerSettings } }),
+    responses: { 200: { description: 'Settings', schema: z.object({ settings: LedgerSettings }) }, ...sessionErrors },
+  }),
+  route({
+    method: 'PUT',
+    path: `${base}/ledger/settings`,
+    summary: 'Opt in or out of ledger.checkpoint webhook events (Admin or above; off by default)',
+    auth: 'session',
+    operation: 'UpdateLedgerSettings',
+    requestBody: LedgerSettings,
+    variables: ({ params, body }) => ({ projectId: params.projectId, input: pick(body, ['checkpointWebhook']) }),
+    respond: (data) => ({ status: 200, body: { settings: data.updateLedgerSettings } }),
+    responses: { 200: { description: 'Settings', schema: z.object({ settings: LedgerSettings }) }, ...validationError, ...sessionErrors },
+  }),
   route({
     method: 'GET',
     path: `${base}/ledger/checkpoints`,

@@ -1,6 +1,6 @@
 import type { SignedCheckpoint } from '../../verify/ledger.mjs';
 import { publishedKeys } from '../../src/ledger/keys.js';
-import { listCheckpoints, receiptProof } from '../../src/ledger/service.js';
+import { getLedgerSettings, listCheckpoints, receiptProof, updateLedgerSettings, type LedgerSettings } from '../../src/ledger/service.js';
 import { builder } from '../builder.js';
 
 // The receipts ledger (extensions.md section 8, docs/ledger.md): signed checkpoints, inclusion proofs, public keys.
@@ -83,3 +83,38 @@ builder.queryFields((t) => ({
     resolve: (_root, _args, ctx) => publishedKeys(ctx.services),
   }),
 }));
+
+const LedgerSettingsRef = builder.objectRef<LedgerSettings>('LedgerSettings').implement({
+  fields: (t) => ({
+    checkpointWebhook: t.exposeBoolean('checkpointWebhook', {
+      description: 'Each checkpoint is sent to the project webhook as a ledger.checkpoint event (off by default)',
+    }),
+  }),
+});
+
+const LedgerSettingsInput = builder.inputType('LedgerSettingsInput', {
+  fields: (t) => ({ checkpointWebhook: t.boolean() }),
+});
+
+builder.queryField('ledgerSettings', (t) =>
+  t.field({
+    type: LedgerSettingsRef,
+    description: 'The project’s ledger settings (Viewer or above)',
+    args: { projectId: t.arg.id({ required: true }) },
+    authScopes: (_root, args) => ({ projectRole: { projectId: String(args.projectId), role: 'VIEWER' } }),
+    resolve: (_root, args, ctx) => getLedgerSettings(ctx.services, String(args.projectId)),
+  }),
+);
+
+builder.mutationField('updateLedgerSettings', (t) =>
+  t.field({
+    type: LedgerSettingsRef,
+    description: 'Opts the project in or out of ledger.checkpoint webhook events (Admin or above)',
+    args: { projectId: t.arg.id({ required: true }), input: t.arg({ type: LedgerSettingsInput, required: true }) },
+    authScopes: (_root, args) => ({ projectRole: { projectId: String(args.projectId), role: 'ADMIN' } }),
+    resolve: (_root, args, ctx) =>
+      updateLedgerSettings(ctx.services, String(args.projectId), {
+        ...(args.input.checkpointWebhook != null && { checkpointWebhook: args.input.checkpointWebhook }),
+      }),
+  }),
+);

@@ -21,6 +21,7 @@ export const AUDIT_ACTIONS = [
   'webhook.updated',
   'webhook.secret_rotated',
   'webhook.tested',
+  'ledger.settings_updated',
   'member.added',
   'member.role_changed',
   'member.removed',

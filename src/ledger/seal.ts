@@ -20,7 +20,7 @@ type LedgerRow = ReceiptRow & { version_number: number; pending_id: string };
  *   2. read up to MAX_LEAVES waiting receipts, ordered by id (uuidv7: by time, then at random);
  *   3. hash them into a Merkle tree, sign the checkpoint, store it with one ledger_leaves row per receipt
  *      (primary key (project, receipt): a receipt cannot be sealed twice), delete their waiting rows, move the
- *      head, and queue the `ledger.checkpoint` webhook event.
+ *      head, and queue the `ledger.checkpoint` webhook event (when the project asked for it).
  * Either all of it commits or none of it: a receipt is waiting or sealed, never both, never neither.
  * Returns the checkpoint, null when nothing was waiting, 'busy' when another sealer holds the project.
  */
@@ -28,8 +28,8 @@ export async function sealProject(services: Services, projectId: string): Promis
   const signer = ledgerSigner(services);
   await services.db.query('INSERT INTO ledger_heads (project_id) VALUES ($1) ON CONFLICT (project_id) DO NOTHING', [projectId]);
   const sealed = await services.db.prisma.$transaction(async (tx) => {
-    const [head] = await tx.$queryRaw<{ sequence: number; checkpoint_hash: string | null }[]>`
-      SELECT sequence, checkpoint_hash FROM ledger_heads WHERE project_id = ${projectId} FOR UPDATE SKIP LOCKED`;
+    const [head] = await tx.$queryRaw<{ sequence: number; checkpoint_hash: string | null; checkpoint_webhook: boolean }[]>`
+      SELECT sequence, checkpoint_hash, checkpoint_webhook FROM ledger_heads WHERE project_id = ${projectId} FOR UPDATE SKIP LOCKED`;
     if (!head) return 'busy' as const;
     // "C" collation: ids in byte order, as the verifier sorts them.
     const rows = await tx.$queryRaw<LedgerRow[]>`
@@ -69,7 +69,8 @@ export async function sealProject(services: Services, projectId: string): Promis
         FROM unnest(${ids}::text[], ${receipts.map((r) => r.createdAt)}::timestamptz[]) WITH ORDINALITY AS l(id, created_at, ordinality)`;
     await tx.$executeRaw`DELETE FROM ledger_pending WHERE project_id = ${projectId} AND receipt_id = ANY(${ids}::text[])`;
     await tx.$executeRaw`UPDATE ledger_heads SET sequence = ${body.sequence}, checkpoint_hash = ${hash} WHERE project_id = ${projectId}`;
-    // Operators who keep roots outside our reach take them from their webhook (docs/ledger.md).
+    // Operators who keep roots outside our reach take them from their webhook, when they asked (docs/ledger.md).
+    if (!head.checkpoint_webhook) return { checkpoint, queued: false };
     const eventId = uuidv7();
     const payload = { id: eventId, type: 'ledger.checkpoint', createdAt: body.createdAt, data: checkpoint };
     const queued = await tx.$executeRaw`

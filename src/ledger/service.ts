@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { z } from 'zod';
 import { leafHash, merkleTree, type SignedCheckpoint } from '../../verify/ledger.mjs';
+import { changesOf, recordAudit } from '../audit/record.js';
 import { AppError, notFound, validationFailed } from '../errors.js';
 import { exportedReceipt, receiptOfRow, type ExportRequest, type ReceiptRow } from '../receipts/service.js';
 import type { Services } from '../services.js';
@@ -171,3 +172,40 @@ export function exportLedger(services: Services, request: ExportRequest): Readab
 }
 
 const line = (value: unknown) => `${JSON.stringify(value)}\n`;
+
+export interface LedgerSettings {
+  /** Send each checkpoint to the project webhook as `ledger.checkpoint`. */
+  checkpointWebhook: boolean;
+}
+
+const settingsInput = z.object({ checkpointWebhook: z.boolean({ message: 'Must be true or false' }) }).strict();
+
+export async function getLedgerSettings(services: Services, projectId: string): Promise<LedgerSettings> {
+  const [head] = await services.db.query<{ checkpoint_webhook: boolean }>('SELECT checkpoint_webhook FROM ledger_heads WHERE project_id = $1', [projectId]);
+  return { checkpointWebhook: head?.checkpoint_webhook ?? false };
+}
+
+/**
+ * Opts the project in or out of `ledger.checkpoint` webhook events. Off by default: receivers written for the
+ * contract get only `consent.updated`. Kept on the ledger head row, which sealing reads under its lock.
+ */
+export async function updateLedgerSettings(services: Services, projectId: string, input: unknown): Promise<LedgerSettings> {
+  const data = parseInput(settingsInput, input ?? {});
+  return services.db.prisma.$transaction(async (tx) => {
+    const before = await tx.ledgerHead.findUnique({ where: { projectId }, select: { checkpointWebhook: true } });
+    await tx.ledgerHead.upsert({
+      where: { projectId },
+      create: { projectId, checkpointWebhook: data.checkpointWebhook },
+      update: { checkpointWebhook: data.checkpointWebhook },
+    });
+    const project = await tx.project.findUniqueOrThrow({ where: { id: projectId }, select: { organizationId: true } });
+    await recordAudit(tx, {
+      action: 'ledger.settings_updated',
+      organizationId: project.organizationId,
+      projectId,
+      target: { type: 'project', id: projectId },
+      changes: changesOf({ checkpointWebhook: before?.checkpointWebhook ?? false }, data, ['checkpointWebhook']),
+    });
+    return { checkpointWebhook: data.checkpointWebhook };
+  });
+}

@@ -13,10 +13,13 @@ CREATE TABLE "ledger_pending" (
 
 -- One row per project with a ledger: the last checkpoint's sequence and hash. A sealer claims a project by
 -- locking this row (FOR UPDATE SKIP LOCKED), so two instances never seal one project at once.
+-- checkpoint_webhook: the operator asked for `ledger.checkpoint` events (off by default: the contract's
+-- webhook receivers get only the events they know).
 CREATE TABLE "ledger_heads" (
   "project_id" TEXT PRIMARY KEY REFERENCES "projects"("id") ON DELETE CASCADE ON UPDATE CASCADE,
   "sequence" INTEGER NOT NULL DEFAULT 0,
-  "checkpoint_hash" TEXT
+  "checkpoint_hash" TEXT,
+  "checkpoint_webhook" BOOLEAN NOT NULL DEFAULT false
 );
 
 -- Signed checkpoints, chained per project by `previous` (the previous checkpoint's hash).
