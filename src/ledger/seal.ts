@@ -12,6 +12,16 @@ export const MAX_LEAVES = 10_000;
 
 type LedgerRow = ReceiptRow & { version_number: number; pending_id: string };
 
+// The waiting receipts of a project, oldest id first ("C" collation: byte order, as the verifier sorts them).
+const WAITING_SQL = `
+  SELECT p.receipt_id AS pending_id, r.id, r.version_id, v.number AS version_number, r.consent_hash, r.choices, r.installation_id,
+         r.sdk_version, r.created_at, r.locale, r.gpc, r.jurisdiction, r.action, r.gpp
+    FROM (SELECT receipt_id, receipt_created_at FROM ledger_pending WHERE project_id = $1
+           ORDER BY receipt_id COLLATE "C" LIMIT $2) AS p
+    LEFT JOIN receipts AS r ON r.id = p.receipt_id AND r.created_at = p.receipt_created_at
+    LEFT JOIN consent_versions AS v ON v.id = r.version_id
+   ORDER BY p.receipt_id COLLATE "C"`;
+
 /**
  * Seals one project's waiting receipts (ledger_pending, written in each receipt's own transaction) into the
  * next checkpoint, all in one transaction:
@@ -27,19 +37,13 @@ type LedgerRow = ReceiptRow & { version_number: number; pending_id: string };
 export async function sealProject(services: Services, projectId: string): Promise<SignedCheckpoint | null | 'busy'> {
   const signer = ledgerSigner(services);
   await services.db.query('INSERT INTO ledger_heads (project_id) VALUES ($1) ON CONFLICT (project_id) DO NOTHING', [projectId]);
-  const sealed = await services.db.prisma.$transaction(async (tx) => {
-    const [head] = await tx.$queryRaw<{ sequence: number; checkpoint_hash: string | null; checkpoint_webhook: boolean }[]>`
-      SELECT sequence, checkpoint_hash, checkpoint_webhook FROM ledger_heads WHERE project_id = ${projectId} FOR UPDATE SKIP LOCKED`;
+  const sealed = await services.db.transaction(async (tx) => {
+    const [head] = await tx.query<{ sequence: number; checkpoint_hash: string | null; checkpoint_webhook: boolean }>(
+      'SELECT sequence, checkpoint_hash, checkpoint_webhook FROM ledger_heads WHERE project_id = $1 FOR UPDATE SKIP LOCKED',
+      [projectId],
+    );
     if (!head) return 'busy' as const;
-    // "C" collation: ids in byte order, as the verifier sorts them.
-    const rows = await tx.$queryRaw<LedgerRow[]>`
-      SELECT p.receipt_id AS pending_id, r.id, r.version_id, v.number AS version_number, r.consent_hash, r.choices, r.installation_id,
-             r.sdk_version, r.created_at, r.locale, r.gpc, r.jurisdiction, r.action, r.gpp
-        FROM (SELECT receipt_id, receipt_created_at FROM ledger_pending WHERE project_id = ${projectId}
-               ORDER BY receipt_id COLLATE "C" LIMIT ${MAX_LEAVES}) AS p
-        LEFT JOIN receipts AS r ON r.id = p.receipt_id AND r.created_at = p.receipt_created_at
-        LEFT JOIN consent_versions AS v ON v.id = r.version_id
-       ORDER BY p.receipt_id COLLATE "C"`;
+    const rows = await tx.query<LedgerRow>(WAITING_SQL, [projectId, MAX_LEAVES]);
     if (!rows.length) return null;
     const missing = rows.find((row) => row.id === null);
     // Cannot happen (both rows are written in one transaction); if it did, sealing must stop, not skip it.
@@ -59,25 +63,31 @@ export async function sealProject(services: Services, projectId: string): Promis
     const checkpoint: SignedCheckpoint = { ...body, keyId: signer.keyId, signature: signer.sign(checkpointMessage(body)) };
     const hash = checkpointHash(body);
     const ids = receipts.map((r) => r.id);
-    await tx.$executeRaw`
-      INSERT INTO ledger_checkpoints (project_id, sequence, previous, root, count, first_receipt_id, last_receipt_id, created_at, hash, key_id, signature)
-      VALUES (${projectId}, ${body.sequence}, ${body.previous}, ${body.root}, ${body.count}, ${body.firstReceiptId}, ${body.lastReceiptId},
-              ${body.createdAt}::timestamptz, ${hash}, ${checkpoint.keyId}, ${checkpoint.signature})`;
-    await tx.$executeRaw`
-      INSERT INTO ledger_leaves (project_id, receipt_id, sequence, leaf_index, receipt_created_at)
-      SELECT ${projectId}, id, ${body.sequence}, ordinality - 1, created_at
-        FROM unnest(${ids}::text[], ${receipts.map((r) => r.createdAt)}::timestamptz[]) WITH ORDINALITY AS l(id, created_at, ordinality)`;
-    await tx.$executeRaw`DELETE FROM ledger_pending WHERE project_id = ${projectId} AND receipt_id = ANY(${ids}::text[])`;
-    await tx.$executeRaw`UPDATE ledger_heads SET sequence = ${body.sequence}, checkpoint_hash = ${hash} WHERE project_id = ${projectId}`;
+    await tx.query(
+      `INSERT INTO ledger_checkpoints (project_id, sequence, previous, root, count, first_receipt_id, last_receipt_id, created_at, hash, key_id, signature)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+      [projectId, body.sequence, body.previous, body.root, body.count, body.firstReceiptId, body.lastReceiptId, body.createdAt, hash, checkpoint.keyId, checkpoint.signature],
+    );
+    // One statement records the leaves, removes them from the queue and moves the head.
+    await tx.query(
+      `WITH leaves AS (
+         INSERT INTO ledger_leaves (project_id, receipt_id, sequence, leaf_index, receipt_created_at)
+         SELECT $1, id, $2, ordinality - 1, created_at
+           FROM unnest($3::text[], $4::timestamptz[]) WITH ORDINALITY AS l(id, created_at, ordinality)),
+       done AS (DELETE FROM ledger_pending WHERE project_id = $1 AND receipt_id = ANY($3::text[]))
+       UPDATE ledger_heads SET sequence = $2, checkpoint_hash = $5 WHERE project_id = $1`,
+      [projectId, body.sequence, ids, receipts.map((r) => r.createdAt), hash],
+    );
     // Operators who keep roots outside our reach take them from their webhook, when they asked (docs/ledger.md).
     if (!head.checkpoint_webhook) return { checkpoint, queued: false };
     const eventId = uuidv7();
     const payload = { id: eventId, type: 'ledger.checkpoint', createdAt: body.createdAt, data: checkpoint };
-    const queued = await tx.$executeRaw`
-      INSERT INTO webhook_events (id, project_id, type, payload, created_at, next_attempt_at)
-      SELECT ${eventId}, project_id, 'ledger.checkpoint', ${JSON.stringify(payload)}::jsonb, ${body.createdAt}::timestamptz, ${body.createdAt}::timestamptz
-        FROM webhooks WHERE project_id = ${projectId} AND enabled`;
-    return { checkpoint, queued: queued > 0 };
+    const queued = await tx.query(
+      `INSERT INTO webhook_events (id, project_id, type, payload, created_at, next_attempt_at)
+       SELECT $1, project_id, 'ledger.checkpoint', $2::jsonb, $3, $3 FROM webhooks WHERE project_id = $4 AND enabled RETURNING id`,
+      [eventId, JSON.stringify(payload), body.createdAt, projectId],
+    );
+    return { checkpoint, queued: queued.length > 0 };
   });
   if (sealed === null || sealed === 'busy') return sealed;
   if (sealed.queued) wakeWebhookWorker();

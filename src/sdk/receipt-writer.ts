@@ -150,11 +150,13 @@ export class ReceiptWriter {
     const enqueued = await this.services.db.prisma.$transaction(async (tx) => {
       const firstReceiptOf = await this.goLiveProjects(tx, unknownLive);
       // One statement for the whole batch, in raw SQL: Prisma would plan a new query for every batch size.
-      // With it, in the same statement, the batch summed into the analytics rollup (src/stats/rollup.ts).
+      // With it, in the same statement, the batch summed into the analytics rollup (src/stats/rollup.ts) and
+      // queued for the ledger (committed means it will be sealed, src/ledger/seal.ts).
       const column = <K extends keyof NewReceipt>(key: K) => receipts.map((r) => r[key]);
       const rollup = this.rollup ? rollupUpsert(receipts, shard) : null;
+      const alongside = rollup || this.ledger;
       await tx.$executeRaw`
-        ${rollup ? Prisma.sql`WITH stored AS (` : Prisma.empty}
+        ${alongside ? Prisma.sql`WITH stored AS (` : Prisma.empty}
         INSERT INTO receipts (id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc,
                               jurisdiction, action, gpp)
         SELECT id, project_id, version_id, consent_hash, choices::jsonb, installation_id, sdk_version, api_key_id, created_at::timestamptz, locale, gpc,
@@ -166,13 +168,9 @@ export class ReceiptWriter {
                     ${column('jurisdiction')}::text[], ${column('action')}::text[], ${column('gpp')}::text[])
           AS r(id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc,
                jurisdiction, action, gpp)
-        ${rollup ? Prisma.sql`RETURNING 1) ${rollup}` : Prisma.empty}`;
-      // Queued for the ledger in the same transaction: committed means it will be sealed (src/ledger/seal.ts).
-      if (this.ledger) {
-        await tx.$executeRaw`
-          INSERT INTO ledger_pending (project_id, receipt_id, receipt_created_at)
-          SELECT * FROM unnest(${column('projectId')}::text[], ${column('id')}::text[], ${receipts.map((r) => r.createdAt.toISOString())}::timestamptz[])`;
-      }
+        ${alongside ? Prisma.sql`RETURNING project_id, id, created_at)` : Prisma.empty}
+        ${this.ledger ? Prisma.sql`, queued AS (INSERT INTO ledger_pending (project_id, receipt_id, receipt_created_at) SELECT project_id, id, created_at FROM stored)` : Prisma.empty}
+        ${rollup ?? (alongside ? Prisma.sql`SELECT 1` : Prisma.empty)}`;
       // The outbox insert only matters where a webhook is enabled; ask once per batch.
       const webhooks = await tx.$queryRaw<{ project_id: string }[]>`
         SELECT project_id FROM webhooks WHERE project_id = ANY(${projectIds}::text[]) AND enabled`;
