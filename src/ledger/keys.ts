@@ -54,7 +54,7 @@ export function ledgerSigner(services: Services): LedgerSigner {
 function developmentKey(services: Services): KeyObject {
   const { dataDir } = services.config;
   if (dataDir.startsWith('memory://')) {
-    services.logger.warn('no LEDGER_SIGNING_KEY: signing ledger checkpoints with a key made for this run only (DATA_DIR=memory://)');
+    services.logger.info('no LEDGER_SIGNING_KEY: signing ledger checkpoints with a key made for this run only (DATA_DIR=memory://)');
     return generateKeyPairSync('ed25519').privateKey;
   }
   const file = join(resolve(dataDir), DEV_KEY_FILE);
@@ -68,7 +68,7 @@ function developmentKey(services: Services): KeyObject {
   try {
     // `wx`: two instances starting at once on one DATA_DIR keep whichever key was written first.
     writeFileSync(file, privateKey.export({ format: 'pem', type: 'pkcs8' }), { mode: 0o600, flag: 'wx' });
-    services.logger.warn({ file }, 'no LEDGER_SIGNING_KEY: made a ledger signing key for development (production requires one)');
+    services.logger.info({ file }, 'no LEDGER_SIGNING_KEY: made a ledger signing key for development (production requires one)');
     return privateKey;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
