@@ -11,11 +11,11 @@
 // Reported: the best and median round of each, every round, CPU per request (this process, which serves and
 // seals; on PostgreSQL also the bench database's backends, from /proc) and the load average. The machine is
 // shared: read the ratios, not the absolute figures.
-import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { ledgerSealWorker, sealDue, sealWorkerOf } from '../src/ledger/seal.js';
 import { receiptWriter } from '../src/sdk/receipt-writer.js';
 import type { Worker } from '../src/workers.js';
+import { databaseCpuMs as databaseCpuOf } from './lib/cpu.js';
 import { loadFromChild } from './lib/load.js';
 import { benchProject, consentLoad, machine } from './lib/setup.js';
 
@@ -32,21 +32,8 @@ await sealWorkerOf(server.services)?.stop();
 await sealDue(server.services);
 
 const databaseName = db.kind === 'postgres' ? new URL(server.services.config.databaseUrl!).pathname.slice(1) : null;
-/** CPU time (ms) of the PostgreSQL backends serving the bench database (same machine; Linux /proc). */
-function databaseCpuMs(): number {
-  if (!databaseName) return 0;
-  let ticks = 0;
-  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-    try {
-      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(` ${databaseName} `)) continue;
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // the process ended meanwhile
-    }
-  }
-  return ticks * 10; // USER_HZ = 100
-}
+/** CPU time (ms) of the PostgreSQL backends serving the bench database. */
+const databaseCpuMs = () => databaseCpuOf(databaseName);
 
 const requests = consentLoad(bench, { necessary: true, analytics: true, marketing: false }, { action: 'custom', jurisdiction: 'DE' });
 const writer = receiptWriter(server.services);
