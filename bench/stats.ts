@@ -13,12 +13,13 @@
 //    request (this process, which serves; on PostgreSQL also the database's backends of the bench database)
 //    and the load average. Receipts carry an action and a jurisdiction, as SDK v2 sends them (GEO=0: without).
 // The machine is shared: read ratios, not absolute figures.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { receiptWriter } from '../src/sdk/receipt-writer.js';
 import { consentStats } from '../src/stats/service.js';
 import { send } from '../test/helpers/server.js';
+import { databaseCpuMs as databaseCpuOf } from './lib/cpu.js';
 import { loadFromChild } from './lib/load.js';
 import { benchProject, consentLoad, machine } from './lib/setup.js';
 
@@ -92,21 +93,8 @@ if (PARTS.has('backfill')) {
 
 // --- 3. write -------------------------------------------------------------------------------------------
 const databaseName = db.kind === 'postgres' ? new URL(server.services.config.databaseUrl!).pathname.slice(1) : null;
-/** CPU time (ms) of the PostgreSQL backends serving the bench database (same machine; Linux /proc). */
-function databaseCpuMs(): number {
-  if (!databaseName) return 0;
-  let ticks = 0;
-  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-    try {
-      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(` ${databaseName} `)) continue;
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // the process ended meanwhile
-    }
-  }
-  return ticks * 10; // USER_HZ = 100
-}
+/** CPU time (ms) of the PostgreSQL backends serving the bench database. */
+const databaseCpuMs = () => databaseCpuOf(databaseName);
 const extras = GEO ? { action: 'custom', jurisdiction: 'DE' } : {};
 const requests = consentLoad(bench, { necessary: true, analytics: true, marketing: false }, extras);
 const writer = receiptWriter(server.services);

@@ -23,6 +23,7 @@ export const STATUS_BY_CODE: Record<string, number> = {
   no_published_version: 404,
   method_not_allowed: 405,
   conflict: 409,
+  receipt_not_sealed: 409,
   payload_too_large: 413,
   rate_limited: 429,
   internal: 500,

@@ -8,6 +8,7 @@ import './types/evidence.js';
 import './types/keys.js';
 import './types/sdk.js';
 import './types/receipts.js';
+import './types/ledger.js';
 import './types/stats.js';
 import './types/webhooks.js';
 import './types/notifications.js';

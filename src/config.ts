@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createPrivateKey, createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { findChromium } from './scanner/chromium.js';
 import { z } from 'zod';
@@ -75,6 +75,12 @@ const envSchema = z.object({
   SCANNER_DAILY_SCANS_PER_ORG: z.coerce.number().int().positive().default(50),
   SCANNER_MAX_PAGE_BYTES: z.coerce.number().int().positive().default(20 * 1024 * 1024),
   CHROMIUM_PATH: z.string().optional(),
+  // The receipts ledger (docs/ledger.md): the Ed25519 key that signs checkpoints (PKCS#8 PEM, inline or in a file;
+  // required in production), older public keys still published after a rotation, and how often receipts are sealed.
+  LEDGER_SIGNING_KEY: z.string().optional(),
+  LEDGER_SIGNING_KEY_FILE: z.string().optional(),
+  LEDGER_PUBLIC_KEYS_FILE: z.string().optional(),
+  LEDGER_SEAL_INTERVAL_MS: z.coerce.number().int().min(100).max(50_000).default(5000),
   // Trust X-Forwarded-For only when proxies we control set it: `true` (one proxy) or their number.
   TRUST_PROXY: z
     .string()
@@ -101,6 +107,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (production && parsed.BILLING_PROVIDER === 'mock') {
     // The mock provider's checkout page grants any plan to anyone: never in production.
     throw new Error('BILLING_PROVIDER=mock is not allowed in production (NODE_ENV=production): set BILLING_PROVIDER=stripe');
+  }
+  const ledgerSigningKey = readLedgerSigningKey(parsed.LEDGER_SIGNING_KEY, parsed.LEDGER_SIGNING_KEY_FILE);
+  if (production && !ledgerSigningKey) {
+    // Checkpoints signed by a key nobody kept prove nothing: production never makes one up.
+    throw new Error(
+      'LEDGER_SIGNING_KEY or LEDGER_SIGNING_KEY_FILE is required in production (NODE_ENV=production): the Ed25519 private key ' +
+        '(PKCS#8 PEM) that signs receipt ledger checkpoints; make one with `openssl genpkey -algorithm ed25519 -out ledger-key.pem` (docs/ledger.md)',
+    );
   }
   return {
     port: parsed.PORT,
@@ -139,6 +153,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       // Found once at start-up; undefined: POST /scans answers 503 scanner_unavailable.
       chromiumPath: findChromium({ ...env, CHROMIUM_PATH: parsed.CHROMIUM_PATH }),
     },
+    ledger: {
+      /** Undefined outside production when none is configured: src/ledger/keys.ts makes one in DATA_DIR. */
+      signingKey: ledgerSigningKey,
+      /** Retired public keys that stay published (rotation). */
+      publicKeys: parsed.LEDGER_PUBLIC_KEYS_FILE ? readPublicKeys(parsed.LEDGER_PUBLIC_KEYS_FILE) : [],
+      sealIntervalMs: parsed.LEDGER_SEAL_INTERVAL_MS,
+    },
     rateLimits: {
       registerPerHour: parsed.RATE_LIMIT_REGISTER_PER_HOUR,
       loginPerIp: parsed.RATE_LIMIT_LOGIN_PER_IP,
@@ -151,4 +172,38 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       memberAdditionsPerHour: parsed.RATE_LIMIT_MEMBER_ADDITIONS_PER_HOUR,
     },
   };
+}
+
+/** The ledger's signing key from LEDGER_SIGNING_KEY (PEM; `\n` may stand for newlines) or the file it names. */
+function readLedgerSigningKey(inline: string | undefined, file: string | undefined): KeyObject | undefined {
+  if (inline && file) throw new Error('Invalid configuration: set LEDGER_SIGNING_KEY or LEDGER_SIGNING_KEY_FILE, not both');
+  if (!inline && !file) return undefined;
+  const name = inline ? 'LEDGER_SIGNING_KEY' : 'LEDGER_SIGNING_KEY_FILE';
+  let pem: string;
+  try {
+    pem = inline ? inline.replace(/\\n/g, '\n') : readFileSync(file!, 'utf8');
+  } catch (error) {
+    throw new Error(`Invalid configuration: ${name}: cannot read ${file}: ${(error as Error).message}`);
+  }
+  try {
+    const key = createPrivateKey(pem);
+    if (key.asymmetricKeyType !== 'ed25519') throw new Error(`an ${key.asymmetricKeyType} key`);
+    return key;
+  } catch (error) {
+    throw new Error(`Invalid configuration: ${name}: not an Ed25519 private key in PEM (${(error as Error).message})`);
+  }
+}
+
+/** LEDGER_PUBLIC_KEYS_FILE: a JWK set (`{ keys: [...] }`, e.g. an older /.well-known/consent-ledger-keys.json) or PEM public keys. */
+function readPublicKeys(file: string): KeyObject[] {
+  try {
+    const text = readFileSync(file, 'utf8');
+    const keys = text.trimStart().startsWith('{')
+      ? (JSON.parse(text) as { keys: import('node:crypto').JsonWebKey[] }).keys.map((jwk) => createPublicKey({ key: jwk, format: 'jwk' }))
+      : (text.match(/-----BEGIN PUBLIC KEY-----[\s\S]+?-----END PUBLIC KEY-----/g) ?? []).map((pem) => createPublicKey(pem));
+    if (!keys.length || keys.some((key) => key.asymmetricKeyType !== 'ed25519')) throw new Error('expected Ed25519 public keys');
+    return keys;
+  } catch (error) {
+    throw new Error(`Invalid configuration: LEDGER_PUBLIC_KEYS_FILE: ${(error as Error).message}`);
+  }
 }

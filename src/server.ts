@@ -9,6 +9,7 @@ import { createLogger } from './logger.js';
 import { openDatabase } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { startSocketServer } from './db/socket.js';
+import { openLedgerSigner } from './ledger/keys.js';
 import { enableMetrics } from './metrics/metrics.js';
 import { serveMetrics } from './metrics/listener.js';
 import { RateLimits } from './rate-limit/index.js';
@@ -57,6 +58,8 @@ export async function startServer(overrides: Partial<Config> = {}, options: Star
     now: options.now ?? (() => new Date()),
     scannerNetwork: options.scannerNetwork,
   };
+  // Before any request: checkpoints need the key, and its public half is published from the database.
+  await openLedgerSigner(services);
   const metrics = config.metricsPort !== undefined || config.metricsToken ? enableMetrics(services, () => receiptWriter(services).queueLength) : undefined;
   const metricsServer = metrics && config.metricsPort !== undefined ? await serveMetrics(metrics, config.metricsPort, config.host) : undefined;
   const app = createApp(services, schema, allRoutes(new Date()));

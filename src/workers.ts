@@ -2,11 +2,12 @@ import { sessionPurgeWorker } from './auth/sessions.js';
 import { billingScheduleWorker } from './billing/schedule.js';
 import { outageMonitor } from './db/unavailable.js';
 import { scannerWorker } from './scanner/worker.js';
+import { ledgerSealWorker } from './ledger/seal.js';
 import { startSdkCacheListener } from './sdk/cache.js';
 import type { Services } from './services.js';
 import { startWebhookWorker } from './webhooks/worker.js';
 
-/** A background job inside the service (webhook delivery, billing schedules, session purge). */
+/** A background job inside the service (webhook delivery, billing schedules, session purge, ledger sealing). */
 export interface Worker {
   name: string;
   /** Stops taking new work and finishes (or hands back) what it holds. */
@@ -22,5 +23,6 @@ export function startWorkers(services: Services): Worker[] {
     startWebhookWorker(services),
     sessionPurgeWorker(services),
     scannerWorker(services),
+    ledgerSealWorker(services),
   ];
 }

@@ -6,6 +6,7 @@ import { loadConfig } from '../src/config.js';
 import { createGraphqlServer } from '../src/graphql.js';
 import { team } from './helpers/fixtures.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
+import { TEST_LEDGER_SIGNING_KEY } from './helpers/ledger.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -124,7 +125,7 @@ describe('introspection and GraphiQL', () => {
   });
 
   it('are off in production; introspection can be turned on with GRAPHQL_INTROSPECTION', async () => {
-    const base = { NODE_ENV: 'production', BILLING_PROVIDER: 'stripe', STRIPE_SECRET_KEY: 'sk_test_unused', BILLING_WEBHOOK_SECRET: 'test-secret' };
+    const base = { NODE_ENV: 'production', BILLING_PROVIDER: 'stripe', STRIPE_SECRET_KEY: 'sk_test_unused', BILLING_WEBHOOK_SECRET: 'test-secret', LEDGER_SIGNING_KEY: TEST_LEDGER_SIGNING_KEY };
     expect(loadConfig(base).introspection).toBe(false);
     expect(loadConfig({ ...base, GRAPHQL_INTROSPECTION: 'true' }).introspection).toBe(true);
     expect(loadConfig({ GRAPHQL_INTROSPECTION: 'false' }).introspection).toBe(false);

@@ -13,6 +13,7 @@ import { PASSWORD } from './helpers/fixtures.js';
 import { startTestServer } from './helpers/server.js';
 import { migratedDataDir } from './helpers/service-process.js';
 import { socketPathFor } from '../src/db/socket.js';
+import { TEST_LEDGER_SIGNING_KEY } from './helpers/ledger.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 // The compiled service, as `npm start` runs it (test/helpers/build-service.ts builds it before the suite).
@@ -132,6 +133,7 @@ describe('configuration (decisions.md, Configuration)', () => {
       WEBHOOK_RETRY_BASE_MS: '250',
       GIT_COMMIT: 'abc1234',
       LOG_LEVEL: 'warn',
+      LEDGER_SIGNING_KEY: TEST_LEDGER_SIGNING_KEY,
     });
     expect(config).toMatchObject({
       port: 8080,
@@ -162,7 +164,7 @@ describe('configuration (decisions.md, Configuration)', () => {
     expect(() => loadConfig({ TRUST_PROXY: 'yes' })).toThrow(/TRUST_PROXY/);
     // Before the fix a secret was enough for the mock provider (whose checkout grants any plan) in production.
     expect(() => loadConfig({ NODE_ENV: 'production', BILLING_WEBHOOK_SECRET: 'set' })).toThrow(/BILLING_PROVIDER/);
-    expect(loadConfig({ NODE_ENV: 'production', BILLING_PROVIDER: 'stripe' }).production).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'production', BILLING_PROVIDER: 'stripe', LEDGER_SIGNING_KEY: TEST_LEDGER_SIGNING_KEY }).production).toBe(true);
   });
 
   it('reads TRUST_PROXY as false, true (one proxy) or a number of proxies', () => {
@@ -176,7 +178,7 @@ describe('configuration (decisions.md, Configuration)', () => {
     const { DATABASE_URL: _url, ...inherited } = process.env;
     const child = spawn(process.execPath, [MAIN], {
       cwd: ROOT,
-      env: { ...inherited, NODE_ENV: 'production', BILLING_PROVIDER: 'mock', BILLING_WEBHOOK_SECRET: 'set', DATA_DIR: 'memory://', PORT: String(await freePort()) },
+      env: { ...inherited, NODE_ENV: 'production', BILLING_PROVIDER: 'mock', BILLING_WEBHOOK_SECRET: 'set', LEDGER_SIGNING_KEY: TEST_LEDGER_SIGNING_KEY, DATA_DIR: 'memory://', PORT: String(await freePort()) },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });

@@ -7,6 +7,7 @@ import { consentRoutes } from './consent.js';
 import { consoleRoutes } from './console.js';
 import { evidenceRoutes } from './evidence.js';
 import { keysRoutes } from './keys.js';
+import { ledgerRoutes } from './ledger.js';
 import { notificationsRoutes } from './notifications.js';
 import { organizationRoutes } from './organizations.js';
 import { probeRoutes } from './probes.js';
@@ -27,6 +28,7 @@ export function allRoutes(startedAt: Date): RouteDef[] {
     ...sdkRoutes,
     ...sdkFileRoutes,
     ...receiptsRoutes,
+    ...ledgerRoutes,
     ...webhooksRoutes,
     ...notificationsRoutes,
     ...billingRoutes,

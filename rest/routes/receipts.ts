@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { exportLedger } from '../../src/ledger/service.js';
 import { exportReceipts, wireReceipt } from '../../src/receipts/service.js';
 import { RECEIPT_ACTIONS } from '../../src/sdk/consent.js';
 import { STATS_INTERVALS } from '../../src/stats/service.js';
@@ -47,7 +48,11 @@ const ConsentStatsBody = z
 /** `limit` arrives as text; numbers go to GraphQL as Int, anything else fails its coercion as validation_failed. */
 const intOrRaw = (value: string | undefined) => (value !== undefined && /^-?\d{1,15}$/.test(value) ? Number(value) : value);
 
-const CONTENT_TYPES = { csv: 'text/csv; charset=utf-8', ndjson: 'application/x-ndjson; charset=utf-8' } as const;
+const CONTENT_TYPES = {
+  csv: 'text/csv; charset=utf-8',
+  ndjson: 'application/x-ndjson; charset=utf-8',
+  ledger: 'application/x-ndjson; charset=utf-8',
+} as const;
 
 export const receiptsRoutes: RouteDef[] = [
   route({
@@ -81,17 +86,20 @@ export const receiptsRoutes: RouteDef[] = [
   route({
     method: 'GET',
     path: `${base}/export`,
-    summary: 'Download every receipt in a time range, oldest first (csv or ndjson), streamed in constant memory',
+    summary:
+      'Download every receipt in a time range, oldest first (csv or ndjson), streamed in constant memory; format=ledger: ' +
+      'the sealed receipts with their inclusion paths and signed checkpoints, for consent-verify (docs/ledger.md)',
     auth: 'session',
     operation: 'ReceiptsExport',
     queryParams: z.object({
-      format: z.enum(['csv', 'ndjson']).default('csv').optional(),
-      from: timestamp.optional().describe('inclusive'),
+      format: z.enum(['csv', 'ndjson', 'ledger']).default('csv').optional(),
+      from: timestamp.optional().describe('inclusive (ledger: of the checkpoints’ createdAt)'),
       to: timestamp.optional().describe('exclusive; default: when the export starts'),
     }),
     variables: ({ params, query }) => ({ projectId: params.projectId, format: query.format, from: query.from, to: query.to }),
     respond: (data, req) => {
       const plan = data.receiptsExport;
+      const request = { ...plan, from: plan.from && new Date(plan.from), to: new Date(plan.to) };
       return {
         status: 200,
         headers: {
@@ -99,7 +107,7 @@ export const receiptsRoutes: RouteDef[] = [
           'Content-Disposition': `attachment; filename="${plan.filename}"`,
           'Cache-Control': 'no-store',
         },
-        stream: exportReceipts(req.services, { ...plan, from: plan.from && new Date(plan.from), to: new Date(plan.to) }),
+        stream: plan.format === 'ledger' ? exportLedger(req.services, request) : exportReceipts(req.services, request),
       };
     },
     responses: {

@@ -58,7 +58,7 @@ builder.queryFields((t) => ({
   }),
   receiptsExport: t.field({
     type: ReceiptExport,
-    description: 'Authorises and describes a receipts export (csv or ndjson, oldest first)',
+    description: 'Authorises and describes a receipts export (csv or ndjson, oldest first; ledger: with checkpoints and inclusion paths)',
     args: { projectId: t.arg.id({ required: true }), format: t.arg.string(), from: t.arg.string(), to: t.arg.string() },
     authScopes: (_root, args) => ({ projectRole: { projectId: String(args.projectId), role: 'VIEWER' } }),
     resolve: (_root, { projectId, ...input }, ctx) => planExport(ctx.services, String(projectId), withoutNulls(input)),

@@ -23,6 +23,7 @@ export const AUDIT_ACTIONS = [
   'webhook.tested',
   'scan.started',
   'scan.schedule_updated',
+  'ledger.settings_updated',
   'member.added',
   'member.role_changed',
   'member.removed',

@@ -14,6 +14,12 @@ export interface Database {
   query<Row = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<Row[]>;
   /** Runs `fn` on one connection (advisory locks and multi-statement scripts need that). */
   withConnection<T>(fn: (conn: Connection) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` in one transaction on plain SQL (no Prisma: the ledger's sealing reads thousands of rows), committed
+   * when it resolves, rolled back when it throws. On the embedded engine it holds PGlite's transaction lock, so no
+   * other query lands inside it.
+   */
+  transaction<T>(fn: (conn: Connection) => Promise<T>): Promise<T>;
   /** The embedded engine, when there is one (the Unix-socket bridge needs it). */
   pglite?: PGlite;
   /** The PostgreSQL connection pool's counts (metrics); the embedded database has none. */
@@ -60,6 +66,23 @@ function openPostgres(url: string, waitMs: number): Database {
         client.release();
       }
     },
+    async transaction(fn) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await fn({
+          query: async (sql, params) => (await client.query(sql, params as unknown[])).rows,
+          exec: async (sql) => void (await client.query(sql)),
+        });
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
     async close() {
       await prisma.$disconnect();
       await pool.end();
@@ -86,6 +109,10 @@ async function openPglite(dataDir: string, image?: Blob): Promise<Database> {
     pglite: db,
     query: conn.query,
     withConnection: (fn) => fn(conn),
+    transaction: (fn) =>
+      db.transaction((tx) =>
+        fn({ query: async (sql, params) => (await tx.query(sql, params as unknown[])).rows as never, exec: async (sql) => void (await tx.exec(sql)) }),
+      ),
     async close() {
       await prisma.$disconnect();
       if (!db.closed) await db.close();

@@ -93,11 +93,12 @@ export async function listReceipts(services: Services, projectId: string, input:
   return { receipts: page, nextCursor: rows.length > data.limit && last ? encodeCursor(last) : null };
 }
 
-export const EXPORT_FORMATS = ['csv', 'ndjson'] as const;
+// `ledger`: receipts with their checkpoints and inclusion paths (src/ledger/service.ts, docs/ledger.md).
+export const EXPORT_FORMATS = ['csv', 'ndjson', 'ledger'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 const exportInput = z.object({
-  format: z.enum(EXPORT_FORMATS, { message: 'Must be csv or ndjson' }).default('csv'),
+  format: z.enum(EXPORT_FORMATS, { message: 'Must be csv, ndjson or ledger' }).default('csv'),
   from: timestamp.optional(),
   to: timestamp.optional(),
 });
@@ -117,7 +118,7 @@ export function planExport(services: Services, projectId: string, input: unknown
   // and receipts recorded while it streams are not chased.
   const to = data.to ?? new Date(services.now().getTime() + 1);
   const stamp = to.toISOString().slice(0, 10);
-  return { projectId, format: data.format, from: data.from ?? null, to, filename: `receipts-${projectId}-${stamp}.${data.format}` };
+  return { projectId, format: data.format, from: data.from ?? null, to, filename: data.format === 'ledger' ? `ledger-${projectId}-${stamp}.ndjson` : `receipts-${projectId}-${stamp}.${data.format}` };
 }
 
 export const EXPORT_BATCH = 2_000;
@@ -139,7 +140,8 @@ export const EXPORT_COLUMNS = [
   'gpp',
 ] as const;
 
-interface ExportRow {
+/** A receipts row as SQL returns it (the export and the ledger read receipts this way). */
+export interface ReceiptRow {
   id: string;
   version_id: string;
   consent_hash: string;
@@ -152,6 +154,24 @@ interface ExportRow {
   jurisdiction: string | null;
   action: string | null;
   gpp: string | null;
+}
+
+export function receiptOfRow(row: ReceiptRow, versionNumber: number): ReceiptView {
+  return {
+    id: row.id,
+    versionId: row.version_id,
+    versionNumber,
+    consentHash: row.consent_hash,
+    choices: typeof row.choices === 'string' ? JSON.parse(row.choices) : row.choices,
+    installationId: row.installation_id,
+    sdkVersion: row.sdk_version,
+    createdAt: new Date(row.created_at),
+    locale: row.locale,
+    gpc: row.gpc,
+    jurisdiction: row.jurisdiction,
+    action: row.action,
+    gpp: row.gpp,
+  };
 }
 
 /**
@@ -168,23 +188,7 @@ async function* exportBatches(services: Services, request: ExportRequest): Async
   for (;;) {
     const rows = await readBatch(services, [request.projectId, request.to, after.createdAt, after.id]);
     if (!rows.length) return;
-    const batch = rows.map(
-      (row): ReceiptView => ({
-        id: row.id,
-        versionId: row.version_id,
-        versionNumber: numberOf.get(row.version_id)!,
-        consentHash: row.consent_hash,
-        choices: typeof row.choices === 'string' ? JSON.parse(row.choices) : row.choices,
-        installationId: row.installation_id,
-        sdkVersion: row.sdk_version,
-        createdAt: new Date(row.created_at),
-        locale: row.locale,
-        gpc: row.gpc,
-        jurisdiction: row.jurisdiction,
-        action: row.action,
-        gpp: row.gpp,
-      }),
-    );
+    const batch = rows.map((row) => receiptOfRow(row, numberOf.get(row.version_id)!));
     yield batch;
     if (rows.length < EXPORT_BATCH) return;
     const last = batch.at(-1)!;
@@ -203,12 +207,12 @@ const BATCH_SQL = `SELECT id, version_id, consent_hash, choices, installation_id
  * (project_id, created_at, id) index from the cursor: right after a bulk load, before statistics
  * exist, the planner would otherwise sort the whole project for every batch.
  */
-function readBatch(services: Services, params: unknown[]): Promise<ExportRow[]> {
-  if (services.db.kind !== 'postgres') return services.db.query<ExportRow>(BATCH_SQL, params);
+function readBatch(services: Services, params: unknown[]): Promise<ReceiptRow[]> {
+  if (services.db.kind !== 'postgres') return services.db.query<ReceiptRow>(BATCH_SQL, params);
   return services.db.withConnection(async (conn) => {
     await conn.exec('BEGIN READ ONLY; SET LOCAL enable_sort = off');
     try {
-      return await conn.query<ExportRow>(BATCH_SQL, params);
+      return await conn.query<ReceiptRow>(BATCH_SQL, params);
     } finally {
       await conn.exec('COMMIT');
     }
@@ -230,7 +234,12 @@ export const wireReceipt = <R extends Pick<ReceiptView, Optional>>({ locale, gpc
   ...(gpp !== null && { gpp }),
 });
 
-const wire = (receipt: ReceiptView) => ({ ...wireReceipt(receipt), createdAt: receipt.createdAt.toISOString() });
+/**
+ * A receipt as the ndjson export writes it: also the JSON whose canonical form is its ledger leaf
+ * (docs/ledger.md), so the export and the ledger can never disagree about what a receipt says.
+ */
+export const exportedReceipt = (receipt: ReceiptView) => ({ ...wireReceipt(receipt), createdAt: receipt.createdAt.toISOString() });
+const wire = exportedReceipt;
 
 /** The export as a byte stream (CSV through csv-stringify, or one JSON object per line). */
 export function exportReceipts(services: Services, request: ExportRequest): Readable {

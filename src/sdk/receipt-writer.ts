@@ -50,8 +50,9 @@ const MAX_FLUSHES = 4;
  * that arrive while transactions are busy share the next one (one commit,
  * one fsync, one transaction set-up for many). When idle, a receipt is written
  * at once, so nobody waits for company.
- * Each transaction stores its receipts, their `consent.updated` outbox events
- * and, for a project's first receipt ever, the go-live notification.
+ * Each transaction stores its receipts, their `consent.updated` outbox events,
+ * their place in the ledger's queue (docs/ledger.md) and, for a project's first
+ * receipt ever, the go-live notification.
  * The wait is bounded (extensions.md "Database unavailable"): at most
  * RECEIPT_QUEUE_LIMIT receipts wait for a transaction, none longer than
  * DATABASE_WAIT_MS; the rest are refused with 503 `service_unavailable` before
@@ -68,6 +69,8 @@ export class ReceiptWriter {
   private busyShards = new Set<number>();
   /** Whether batches also update the analytics rollup; off only to measure its cost (bench/stats.ts). */
   rollup = true;
+  /** Whether batches queue their receipts for the ledger; off only to measure its cost (bench/ledger.ts). */
+  ledger = true;
 
   constructor(private readonly services: Services) {}
 
@@ -147,11 +150,13 @@ export class ReceiptWriter {
     const enqueued = await this.services.db.prisma.$transaction(async (tx) => {
       const firstReceiptOf = await this.goLiveProjects(tx, unknownLive);
       // One statement for the whole batch, in raw SQL: Prisma would plan a new query for every batch size.
-      // With it, in the same statement, the batch summed into the analytics rollup (src/stats/rollup.ts).
+      // With it, in the same statement, the batch summed into the analytics rollup (src/stats/rollup.ts) and
+      // queued for the ledger (committed means it will be sealed, src/ledger/seal.ts).
       const column = <K extends keyof NewReceipt>(key: K) => receipts.map((r) => r[key]);
       const rollup = this.rollup ? rollupUpsert(receipts, shard) : null;
+      const alongside = rollup || this.ledger;
       await tx.$executeRaw`
-        ${rollup ? Prisma.sql`WITH stored AS (` : Prisma.empty}
+        ${alongside ? Prisma.sql`WITH stored AS (` : Prisma.empty}
         INSERT INTO receipts (id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc,
                               jurisdiction, action, gpp)
         SELECT id, project_id, version_id, consent_hash, choices::jsonb, installation_id, sdk_version, api_key_id, created_at::timestamptz, locale, gpc,
@@ -163,7 +168,9 @@ export class ReceiptWriter {
                     ${column('jurisdiction')}::text[], ${column('action')}::text[], ${column('gpp')}::text[])
           AS r(id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc,
                jurisdiction, action, gpp)
-        ${rollup ? Prisma.sql`RETURNING 1) ${rollup}` : Prisma.empty}`;
+        ${alongside ? Prisma.sql`RETURNING project_id, id, created_at)` : Prisma.empty}
+        ${this.ledger ? Prisma.sql`, queued AS (INSERT INTO ledger_pending (project_id, receipt_id, receipt_created_at) SELECT project_id, id, created_at FROM stored)` : Prisma.empty}
+        ${rollup ?? (alongside ? Prisma.sql`SELECT 1` : Prisma.empty)}`;
       // The outbox insert only matters where a webhook is enabled; ask once per batch.
       const webhooks = await tx.$queryRaw<{ project_id: string }[]>`
         SELECT project_id FROM webhooks WHERE project_id = ANY(${projectIds}::text[]) AND enabled`;

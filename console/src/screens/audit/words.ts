@@ -29,6 +29,7 @@ export const ACTION_WORDS: Record<AuditAction, string> = {
   'member.left': 'Left the organization',
   'scan.started': 'Started a site scan',
   'scan.schedule_updated': 'Changed the scan schedule',
+  'ledger.settings_updated': 'Changed the ledger settings',
   'billing.trial_started': 'Started a trial',
   'billing.checkout_started': 'Started a checkout',
   'billing.subscription_canceled': 'Canceled the subscription',
