@@ -146,8 +146,8 @@ export const billingRoutes = [
       required: true,
       content: {
         'application/json': z
-          .looseObject({ id: z.string().optional(), type: z.string().optional(), data: z.looseObject({ object: z.record(z.string(), z.unknown()) }).optional() })
-          .meta({ id: 'BillingProviderEvent' }),
+          .unknown()
+          .describe('Any JSON the provider signed; its events are {id, type, created, data: {object}} (checkout.session.completed, customer.subscription.*)'),
         '*/*': z.string().describe('Any other Content-Type: the same bytes'),
       },
     },

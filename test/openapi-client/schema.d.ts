@@ -1304,19 +1304,6 @@ export interface components {
                 projects: number;
             };
         };
-        BillingProviderEventInput: {
-            id?: string;
-            type?: string;
-            data?: {
-                object: {
-                    [key: string]: unknown;
-                };
-            } & {
-                [key: string]: unknown;
-            };
-        } & {
-            [key: string]: unknown;
-        };
         AuditEvent: {
             id: string;
             organizationId: string;
@@ -6046,7 +6033,7 @@ export interface operations {
         /** @description The provider's event, verified over its raw bytes whatever the Content-Type (an event without an id is deduplicated by a hash of the body) */
         requestBody: {
             content: {
-                "application/json": components["schemas"]["BillingProviderEventInput"];
+                "application/json": unknown;
                 "*/*": string;
             };
         };
