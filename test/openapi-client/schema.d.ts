@@ -1786,6 +1786,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Too many wrong current passwords: they count as failed logins (Retry-After, X-RateLimit-*) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description internal: an unexpected error (logged with the request id) */
             500: {
                 headers: {
@@ -6271,6 +6280,7 @@ export interface operations {
                         events: components["schemas"]["AuditEvent"][];
                         nextCursor: string | null;
                     };
+                    "text/csv": string;
                 };
             };
             /** @description Unknown action or format, bad limit or cursor (validation_failed) */
