@@ -10,7 +10,7 @@ import { pickBuilt, readBuilt, type BuiltFile } from '../../src/http/compression
 import { headerValue } from '../../src/http/headers.js';
 import { htmlPageHeaders } from '../../src/http/html-headers.js';
 import { errorResponse } from '../errors.js';
-import { ErrorBody } from '../schemas.js';
+import { conditionalHeaders, ErrorBody } from '../schemas.js';
 import { route, type RestRequest, type RestResponse, type RouteDef } from '../route.js';
 import { etagMatches } from './sdk.js';
 
@@ -99,6 +99,7 @@ function consoleRoutes(): RouteDef[] {
       path: '/console',
       summary: 'The operator console (docs/console.md): index.html, no-cache, a strict CSP; /console/ is the same',
       operationId: 'getConsole',
+      requestHeaders: conditionalHeaders,
       auth: 'public',
       handle: (req) => {
         const file = index();
@@ -110,6 +111,7 @@ function consoleRoutes(): RouteDef[] {
       method: 'GET',
       path: '/console/:path*',
       operationId: 'getConsoleFile',
+      requestHeaders: conditionalHeaders,
       summary:
         "The console's files (hashed names: cached for a year, immutable) by Accept-Encoding, or index.html for any other " +
         'address without a file extension (a deep link into the app)',

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { pickBuilt, readBuilt } from '../../src/http/compression.js';
 import { headerValue } from '../../src/http/headers.js';
 import { route, type RouteDef } from '../route.js';
+import { conditionalHeaders } from '../schemas.js';
 import { etagMatches } from './sdk.js';
 
 const WHAT: Record<string, string> = {
@@ -23,6 +24,7 @@ function sdkFileRoute(version: 'v1' | 'v2', name: string): RouteDef {
     summary:
       `The built browser SDK${version === 'v1' ? '' : ' v2'} (${WHAT[name]}), ` + 'brotli or gzip by Accept-Encoding (Vary: Accept-Encoding; an ETag per encoding)',
     auth: 'public',
+    requestHeaders: conditionalHeaders,
     handle: (req) => {
       if (!files) return { status: 404, body: { error: 'The SDK has not been built (npm run build:sdk)', code: 'not_found' } };
       const { encoding, chosen: file } = pickBuilt(files, headerValue(req.headers['accept-encoding']));

@@ -3919,7 +3919,10 @@ export interface operations {
                 /** @description For compatibility only; the SDK sends the key as Bearer */
                 key?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETag(s) of an earlier answer: 304 while one still matches */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4026,7 +4029,12 @@ export interface operations {
                 /** @description Testing: a location code (DE, US, US-CA) used instead of the CDN’s, answered with Cache-Control: no-store. Honoured only in development or with an operator session (a session bearer or the console’s cookie, the key then in `key`); ignored otherwise. A value that is not a location code means an unknown location */
                 jurisdiction?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETag(s) of an earlier answer: 304 while one still matches */
+                "If-None-Match"?: string;
+                /** @description Picks the locale when `locale` is not given */
+                "Accept-Language"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4175,7 +4183,10 @@ export interface operations {
     SdkDecision: {
         parameters: {
             query?: never;
-            header?: never;
+            header: {
+                /** @description The visitor's installation id (the SDK's own, as on its receipts); missing or malformed: 400 invalid_body */
+                "X-Consent-Installation": string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4447,7 +4458,10 @@ export interface operations {
     getSdkV1ConsentJs: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETag(s) of an earlier answer: 304 while one still matches */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4507,7 +4521,10 @@ export interface operations {
     getSdkV1ConsentMjs: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETag(s) of an earlier answer: 304 while one still matches */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4567,7 +4584,10 @@ export interface operations {
     getSdkV2ConsentJs: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETag(s) of an earlier answer: 304 while one still matches */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4627,7 +4647,10 @@ export interface operations {
     getSdkV2ConsentMjs: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETag(s) of an earlier answer: 304 while one still matches */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4687,7 +4710,10 @@ export interface operations {
     getSdkV2GppJs: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETag(s) of an earlier answer: 304 while one still matches */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6344,7 +6370,10 @@ export interface operations {
     getConsole: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETag(s) of an earlier answer: 304 while one still matches */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6400,7 +6429,10 @@ export interface operations {
     getConsoleFile: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETag(s) of an earlier answer: 304 while one still matches */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description The rest of the path, slashes included and not percent-encoded (e.g. settings/members, assets/index-1a2b.js) */
                 path: string;
