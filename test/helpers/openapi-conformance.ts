@@ -1,5 +1,6 @@
-// Every answer a test receives from a test server is checked against the OpenAPI document (a vitest setup file
-// of the service project, vitest.config.ts): the operation (method + path template), the status, the media
+// Every answer a test receives from a test server is checked against the OpenAPI document (this module wraps the
+// global fetch when it is first imported: test/helpers/server.ts imports it, so every test file that starts a
+// server has it, in both vitest projects): the operation (method + path template), the status, the media
 // type, a JSON body against its schema (JSON Schema 2020-12, ajv), and for an answer the service accepted (2xx),
 // the request's JSON body, query and headers against what the operation documents. An undocumented answer
 // makes `fetch` reject, so the test that received it fails with the route, status and the document's complaint.
@@ -24,11 +25,6 @@ export function forgetServer(url: string): void {
 }
 
 type Json = Record<string, any>;
-interface Operation {
-  method: string;
-  template: string;
-  doc: Json;
-}
 /** What the test sent: its body is read from `init` and never consumed here. */
 interface SentRequest {
   url: string;
@@ -93,14 +89,13 @@ class Checker {
     return validate;
   }
 
-  match(method: string, pathname: string): { operation?: Operation; template?: string; params: Record<string, string> } {
+  match(method: string, pathname: string): { operation?: Json; template?: string; params: Record<string, string> } {
     const path = pathname.length > 1 && pathname.endsWith('/') ? pathname.slice(0, -1) : pathname;
     for (const matcher of this.matchers) {
       const found = matcher.regex.exec(path);
       if (!found) continue;
       const params = Object.fromEntries(matcher.names.map((name, i) => [name, found[i + 1]!]));
-      const doc = this.doc.paths[matcher.template][method.toLowerCase()];
-      return { operation: doc && { method, template: matcher.template, doc }, template: matcher.template, params };
+      return { operation: this.doc.paths[matcher.template][method.toLowerCase()], template: matcher.template, params };
     }
     return { params: {} };
   }
@@ -114,7 +109,7 @@ class Checker {
     // Addresses and methods no route has: the router's generic 404 and 405 (the description says so).
     if (!template) return response.status === 404 ? [] : [`no path of the document matches ${url.pathname}`];
     if (!operation) return response.status === 405 || response.status === 404 ? [] : [`the document has no ${method} operation on ${template}`];
-    const op = operation.doc;
+    const op = operation;
     const status = String(response.status);
     const documented = op.responses[status] ?? op.responses[`${status[0]}XX`] ?? op.responses.default;
     if (!documented) return [`status ${status} is not documented (documented: ${Object.keys(op.responses).join(', ')})`];
