@@ -51,11 +51,25 @@ export interface RouteDef<Data = any> {
   fromMemoryReadsQuery?: boolean;
   /** A route served without GraphQL (probes, documents): use sparingly. */
   handle?: (req: RestRequest) => RestResponse | Promise<RestResponse>;
+  /**
+   * OpenAPI operationId of a route without a GraphQL operation (those use the operation's name, which is
+   * stable); rest/openapi.ts derives one from the method and path when neither is given.
+   */
+  operationId?: string;
+  /** OpenAPI tag: set per route group file in rest/routes/index.ts. */
+  tag?: string;
   /** Documents the JSON body for OpenAPI; the domain layer validates it. */
   requestBody?: z.ZodType;
+  /**
+   * Documents a body the route reads itself from `rawBody` (a signed provider callback, a form post): OpenAPI
+   * only, the handler does not parse it. Media type → schema.
+   */
+  rawRequestBody?: { description: string; required: boolean; content: Record<string, z.ZodType> };
   /** Documents the query string for OpenAPI. */
   queryParams?: z.ZodObject;
-  responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string }>;
+  /** Documents the request headers the route reads (Authorization is the security scheme's): name → schema. */
+  requestHeaders?: z.ZodObject;
+  responses: Record<number, ResponseDoc>;
   /** Body limit in bytes (default 64 KiB). */
   bodyLimit?: number;
   /**
@@ -65,6 +79,19 @@ export interface RouteDef<Data = any> {
   consoleSession?: boolean;
   /** Requests without a JSON body are fine (e.g. logout, publish). */
   bodyOptional?: boolean;
+}
+
+/**
+ * One documented answer. `schema` with `contentType` (default application/json) for one media type, or
+ * `content` (media type → schema) when the route answers several (evidence: JSON, HTML or CSV).
+ */
+export interface ResponseDoc {
+  description: string;
+  schema?: z.ZodType;
+  contentType?: string;
+  content?: Record<string, z.ZodType>;
+  /** Response headers worth documenting: name → description. */
+  headers?: Record<string, string>;
 }
 
 export const route = <Data = any>(def: RouteDef<Data>) => def;

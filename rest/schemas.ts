@@ -19,6 +19,10 @@ export const Project = z
   .object({ id: z.string(), organizationId: z.string(), name: z.string(), slug: z.string(), createdAt: timestamp })
   .meta({ id: 'Project' });
 
+/** The conditional GET header of routes with an ETag (documented as a request header they read). */
+export const ifNoneMatch = { 'If-None-Match': z.string().optional().describe('ETag(s) of an earlier answer: 304 while one still matches') };
+export const conditionalHeaders = z.object(ifNoneMatch);
+
 /** Standard error responses a session route can give. */
 export const sessionErrors = {
   401: { description: 'Missing, invalid or expired session', schema: ErrorBody },

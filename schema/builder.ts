@@ -48,7 +48,8 @@ export const builder = new SchemaBuilder<{
       return ctx.viewer ? forbidden() : unauthorized();
     },
   },
-  // Connections only (docs/graphql.md): ids stay the plain ids REST uses, so no Node interface or node query.
+  // Connections only from the plugin. Node, node(id) and nodes(ids) are schema/types/node.ts: the plugin's would encode
+  // ids as base64 type:id global ids, and ours stay the plain ids REST shows (docs/graphql.md).
   relay: { nodeQueryOptions: false, nodesQueryOptions: false, clientMutationId: 'omit', cursorType: 'String' },
   prisma: {
     client: (ctx) => ctx.prisma,

@@ -2,7 +2,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import type { GraphQLSchema } from 'graphql';
 import { errorResponse, rateLimitHeaders } from '../rest/errors.js';
 import { RestHandler } from '../rest/handler.js';
-import { buildOpenApi } from '../rest/openapi.js';
+import { buildOpenApi, openApiRoute } from '../rest/openapi.js';
 import type { RestResponse, RouteDef } from '../rest/route.js';
 import { Router } from '../rest/router.js';
 import { outageMonitor, UNAVAILABLE_MESSAGE } from './db/unavailable.js';
@@ -31,9 +31,11 @@ const SDK_EXPOSED_HEADERS = 'ETag, Retry-After, X-RateLimit-Limit, X-RateLimit-R
  * the SDK and one JSON log line per request.
  */
 export function createApp(services: Services, schema: GraphQLSchema, documented: RouteDef[]) {
-  const openApi = JSON.stringify(buildOpenApi(documented, services.config.version));
-  // The document is a route like the others (so a wrong method gets 405 with Allow), not in itself.
-  const routes = [...documented, openApiRoute(openApi)];
+  // The document is a route like the others (so a wrong method gets 405 with Allow), and describes itself too.
+  let openApi = '';
+  const routes = [...documented, openApiRoute(() => openApi)];
+  const { config } = services;
+  openApi = JSON.stringify(buildOpenApi(routes, { version: config.version, publicBaseUrl: config.publicBaseUrlSet ? config.publicBaseUrl : undefined }));
   const rest = new RestHandler(services, schema, routes);
   const router = new Router(routes);
   const yoga = createGraphqlServer(services, schema);
@@ -214,17 +216,6 @@ export function createApp(services: Services, schema: GraphQLSchema, documented:
     rest,
     /** Resolves when every request that has started has been answered. */
     drain: () => inFlight.drained(),
-  };
-}
-
-function openApiRoute(document: string): RouteDef {
-  return {
-    method: 'GET',
-    path: '/api/openapi.json',
-    summary: 'This OpenAPI 3.1 document',
-    auth: 'public',
-    handle: () => ({ status: 200, body: document, headers: { 'Content-Type': 'application/json' } }),
-    responses: { 200: { description: 'OpenAPI 3.1' } },
   };
 }
 

@@ -124,6 +124,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     nodeEnv: parsed.NODE_ENV,
     production,
     publicBaseUrl: (parsed.PUBLIC_BASE_URL ?? `http://${parsed.HOST}:${parsed.PORT}`).replace(/\/$/, ''),
+    /** PUBLIC_BASE_URL was given (the OpenAPI document's `servers` names it; otherwise its own origin). */
+    publicBaseUrlSet: parsed.PUBLIC_BASE_URL !== undefined,
     redisUrl: parsed.REDIS_URL,
     billingProvider: parsed.BILLING_PROVIDER,
     // Generated per start in development, as decisions.md says.

@@ -41,6 +41,7 @@ export interface StartOptions {
 
 export async function startServer(overrides: Partial<Config> = {}, options: StartOptions = {}): Promise<RunningServer> {
   const config = { ...loadConfig(), ...overrides };
+  if (overrides.publicBaseUrl) config.publicBaseUrlSet = true;
   const logger = createLogger(config.logLevel, options.logDestination);
   const db = await openDatabase(config, options.embeddedImage);
   const applied = await migrate(db);

@@ -74,7 +74,10 @@ export const auditRoutes: RouteDef[] = [
     responses: {
       200: {
         description: '{ events, nextCursor } (nextCursor null on the last page); with format=csv a text/csv attachment',
-        schema: z.object({ events: z.array(AuditEvent), nextCursor: z.string().nullable() }),
+        content: {
+          'application/json': z.object({ events: z.array(AuditEvent), nextCursor: z.string().nullable() }),
+          'text/csv': z.string().describe('format=csv: every event of the filter, newest first (formula cells neutralised)'),
+        },
       },
       400: { description: 'Unknown action or format, bad limit or cursor (validation_failed)', schema: ErrorBody },
       ...sessionErrors,

@@ -107,6 +107,7 @@ export const authRoutes = [
       200: { description: 'Changed', schema: Success },
       ...validationError,
       401: { description: 'No session, or wrong current password (invalid_credentials)', schema: ErrorBody },
+      429: { description: 'Too many wrong current passwords: they count as failed logins (Retry-After, X-RateLimit-*)', schema: ErrorBody },
     },
   }),
 ];

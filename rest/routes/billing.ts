@@ -51,6 +51,12 @@ const html = (page: Page): RestResponse => ({
   },
 });
 
+/** The mock checkout pages' own refusals, as HTML pages (src/billing/mock-checkout.ts). */
+const mockCheckoutErrors = {
+  404: { description: 'No such checkout, or the provider is not mock (HTML)', contentType: 'text/html', schema: z.string() },
+  409: { description: 'Already paid (HTML)', contentType: 'text/html', schema: z.string() },
+};
+
 export const billingRoutes = [
   route({
     method: 'GET',
@@ -124,8 +130,27 @@ export const billingRoutes = [
     method: 'POST',
     path: '/api/platform/billing/webhooks/:provider',
     summary: 'Payment-provider events (mock: X-Mock-Signature; stripe: Stripe-Signature)',
+    operationId: 'receiveBillingProviderEvent',
     auth: 'public',
     bodyLimit: 512 * 1024,
+    requestHeaders: z.object({
+      'X-Mock-Signature': z
+        .string()
+        .optional()
+        .describe('BILLING_PROVIDER=mock: t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.body" with BILLING_WEBHOOK_SECRET> (several v1 allowed)'),
+      'Stripe-Signature': z.string().optional().describe("BILLING_PROVIDER=stripe: Stripe's signature header (verified by the stripe library)"),
+    }),
+    rawRequestBody: {
+      description:
+        "The provider's event, verified over its raw bytes whatever the Content-Type (an event without an id is deduplicated by a hash of the body)",
+      required: true,
+      content: {
+        'application/json': z
+          .unknown()
+          .describe('Any JSON the provider signed; its events are {id, type, created, data: {object}} (checkout.session.completed, customer.subscription.*)'),
+        '*/*': z.string().describe('Any other Content-Type: the same bytes'),
+      },
+    },
     handle: async ({ services, params, rawBody, headers }) => ({
       status: 200,
       body: await receiveProviderWebhook(services, params.provider!, rawBody, headers),
@@ -142,16 +167,30 @@ export const billingRoutes = [
     method: 'GET',
     path: '/billing/mock-checkout/:sessionId',
     summary: "Mock provider's checkout page with a Pay button",
+    operationId: 'getMockCheckoutPage',
     auth: 'public',
     handle: async ({ services, params }) => html(await mockCheckoutPage(services, params.sessionId!)),
-    responses: { 200: { description: 'Checkout page', contentType: 'text/html', schema: z.string() } },
+    responses: {
+      200: { description: 'Checkout page', contentType: 'text/html', schema: z.string() },
+      ...mockCheckoutErrors,
+    },
   }),
   route({
     method: 'POST',
     path: '/billing/mock-checkout/:sessionId',
     summary: 'Pay a mock checkout: sends a signed checkout.session.completed event to the webhook route',
+    operationId: 'payMockCheckout',
     auth: 'public',
+    rawRequestBody: {
+      description: 'The checkout page\u2019s Pay form: no fields (any body is ignored)',
+      required: false,
+      content: { 'application/x-www-form-urlencoded': z.object({}) },
+    },
     handle: async ({ services, params }) => html(await completeMockCheckout(services, params.sessionId!)),
-    responses: { 200: { description: 'Paid', contentType: 'text/html', schema: z.string() } },
+    responses: {
+      200: { description: 'Paid', contentType: 'text/html', schema: z.string() },
+      ...mockCheckoutErrors,
+      502: { description: 'The signed event could not be delivered to the webhook route (HTML)', contentType: 'text/html', schema: z.string() },
+    },
   }),
 ];

@@ -10,6 +10,7 @@ import { pickBuilt, readBuilt, type BuiltFile } from '../../src/http/compression
 import { headerValue } from '../../src/http/headers.js';
 import { htmlPageHeaders } from '../../src/http/html-headers.js';
 import { errorResponse } from '../errors.js';
+import { conditionalHeaders, ErrorBody } from '../schemas.js';
 import { route, type RestRequest, type RestResponse, type RouteDef } from '../route.js';
 import { etagMatches } from './sdk.js';
 
@@ -87,12 +88,18 @@ function consoleRoutes(): RouteDef[] {
   const files = readConsole();
   const notBuilt = () => errorResponse('not_found', 'The console has not been built (npm run build:console)');
   const index = () => files.get('index.html');
-  const html = { 200: { description: 'The console (index.html)', contentType: 'text/html', schema: z.string() } };
+  const html = {
+    200: { description: 'The console (index.html)', contentType: 'text/html', schema: z.string() },
+    304: { description: 'If-None-Match matched the ETag' },
+    404: { description: 'The console has not been built', schema: ErrorBody },
+  };
   return [
     route({
       method: 'GET',
       path: '/console',
       summary: 'The operator console (docs/console.md): index.html, no-cache, a strict CSP; /console/ is the same',
+      operationId: 'getConsole',
+      requestHeaders: conditionalHeaders,
       auth: 'public',
       handle: (req) => {
         const file = index();
@@ -103,6 +110,8 @@ function consoleRoutes(): RouteDef[] {
     route({
       method: 'GET',
       path: '/console/:path*',
+      operationId: 'getConsoleFile',
+      requestHeaders: conditionalHeaders,
       summary:
         "The console's files (hashed names: cached for a year, immutable) by Accept-Encoding, or index.html for any other " +
         'address without a file extension (a deep link into the app)',
@@ -116,7 +125,16 @@ function consoleRoutes(): RouteDef[] {
         const page = index();
         return page ? answer(req, page) : notBuilt();
       },
-      responses: { ...html, 404: { description: 'No such file' } },
+      responses: {
+        ...html,
+        200: {
+          description: 'A file of the build (its type by extension: JavaScript, CSS, SVG, PNG, icons, fonts, JSON), or index.html for a deep link',
+          content: Object.fromEntries(
+            [...Object.values(TYPES), 'application/octet-stream'].map((type) => [type.split(';')[0]!, type.includes('json') ? z.unknown() : z.string()]),
+          ),
+        },
+        404: { description: 'No such file (an address with a file extension or under assets/), or the console has not been built', schema: ErrorBody },
+      },
     }),
   ];
 }

@@ -100,7 +100,12 @@ export const evidenceRoutes = [
     responses: {
       200: {
         description: 'The package as JSON ({evidence}); as text/html or text/csv for those formats',
-        schema: z.object({ evidence: EvidencePackage }),
+        content: {
+          'application/json': z.object({ evidence: EvidencePackage }),
+          'text/html': z.string().describe('format=html: a printable self-contained page'),
+          'text/csv': z.string().describe('format=csv: a field,value block, then the purposes and categories tables'),
+        },
+        headers: { 'Content-Disposition': 'inline or attachment (download=1), with a filename; on html, csv and downloads' },
       },
       400: { description: 'Unknown format (validation_failed)', schema: ErrorBody },
       ...sessionErrors,

@@ -19,22 +19,27 @@ import { webhooksRoutes } from './webhooks.js';
 
 export function allRoutes(startedAt: Date): RouteDef[] {
   return [
-    ...probeRoutes(startedAt),
-    ...authRoutes,
-    ...organizationRoutes,
-    ...consentRoutes,
-    ...evidenceRoutes,
-    ...keysRoutes,
-    ...sdkRoutes,
-    ...sdkFileRoutes,
-    ...receiptsRoutes,
-    ...ledgerRoutes,
-    ...webhooksRoutes,
-    ...notificationsRoutes,
-    ...billingRoutes,
-    ...auditRoutes,
-    ...scansRoutes,
+    ...tagged('probes', probeRoutes(startedAt)),
+    ...tagged('auth', authRoutes),
+    ...tagged('organizations', organizationRoutes),
+    ...tagged('consent', consentRoutes),
+    ...tagged('evidence', evidenceRoutes),
+    ...tagged('keys', keysRoutes),
+    ...tagged('sdk', sdkRoutes),
+    ...tagged('sdk-files', sdkFileRoutes),
+    ...tagged('receipts', receiptsRoutes),
+    ...tagged('ledger', ledgerRoutes),
+    ...tagged('webhooks', webhooksRoutes),
+    ...tagged('notifications', notificationsRoutes),
+    ...tagged('billing', billingRoutes),
+    ...tagged('audit', auditRoutes),
+    ...tagged('scans', scansRoutes),
     // Last: its /console/:path* wildcard is tried after every other pattern.
-    ...consoleRoutes(),
+    ...tagged('console', consoleRoutes()),
   ];
+}
+
+/** The OpenAPI tag of a route group (its file); a route may name its own. */
+function tagged(tag: string, routes: RouteDef[]): RouteDef[] {
+  return routes.map((route) => ({ tag, ...route }));
 }

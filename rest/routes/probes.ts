@@ -49,6 +49,7 @@ export const probeRoutes = (startedAt: Date) => [
     method: 'GET',
     path: '/api/health',
     summary: 'Health report: database connectivity and migrations',
+    operationId: 'getHealth',
     auth: 'public',
     handle: async ({ services }) => {
       const database = await databaseAnswers(services);
@@ -77,6 +78,7 @@ export const probeRoutes = (startedAt: Date) => [
     method: 'GET',
     path: '/api/ready',
     summary: 'Readiness: the database accepts queries',
+    operationId: 'getReady',
     auth: 'public',
     handle: async ({ services }) => {
       const ready = await databaseAnswers(services);

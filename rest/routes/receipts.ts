@@ -111,7 +111,10 @@ export const receiptsRoutes: RouteDef[] = [
       };
     },
     responses: {
-      200: { description: 'The export file (attachment)', contentType: 'text/csv', schema: z.string() },
+      200: {
+        description: 'The export file (attachment): CSV with a header row, or NDJSON (one receipt object per line)',
+        content: { 'text/csv': z.string(), 'application/x-ndjson': z.string() },
+      },
       ...validationError,
       ...sessionErrors,
     },

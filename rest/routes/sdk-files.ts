@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { pickBuilt, readBuilt } from '../../src/http/compression.js';
 import { headerValue } from '../../src/http/headers.js';
 import { route, type RouteDef } from '../route.js';
+import { conditionalHeaders } from '../schemas.js';
 import { etagMatches } from './sdk.js';
 
 const WHAT: Record<string, string> = {
@@ -19,9 +20,11 @@ function sdkFileRoute(version: 'v1' | 'v2', name: string): RouteDef {
   return route({
     method: 'GET',
     path: `/sdk/${version}/${name}`,
+    operationId: `getSdk${version.toUpperCase()}${name.replace(/(^|[.-])(\w)/g, (_, _sep: string, c: string) => c.toUpperCase())}`,
     summary:
       `The built browser SDK${version === 'v1' ? '' : ' v2'} (${WHAT[name]}), ` + 'brotli or gzip by Accept-Encoding (Vary: Accept-Encoding; an ETag per encoding)',
     auth: 'public',
+    requestHeaders: conditionalHeaders,
     handle: (req) => {
       if (!files) return { status: 404, body: { error: 'The SDK has not been built (npm run build:sdk)', code: 'not_found' } };
       const { encoding, chosen: file } = pickBuilt(files, headerValue(req.headers['accept-encoding']));
@@ -38,7 +41,11 @@ function sdkFileRoute(version: 'v1' | 'v2', name: string): RouteDef {
       if (etagMatches(req.headers['if-none-match'], file.etag)) return { status: 304, headers };
       return { status: 200, body: file.body, headers };
     },
-    responses: { 200: { description: 'JavaScript', contentType: 'text/javascript', schema: z.string() } },
+    responses: {
+      200: { description: 'JavaScript', contentType: 'text/javascript', schema: z.string() },
+      304: { description: 'If-None-Match matched the ETag' },
+      404: { description: 'The SDK has not been built (npm run build:sdk)', schema: z.object({ error: z.string(), code: z.literal('not_found') }) },
+    },
   });
 }
 

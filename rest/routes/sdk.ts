@@ -15,7 +15,7 @@ import { consentBody } from '../../src/sdk/consent.js';
 import { isStorableText } from '../../src/storable-text.js';
 import { fromGraphQLError } from '../errors.js';
 import { route, type RestRequest, type RestResponse, type RouteDef } from '../route.js';
-import { ErrorBody, pick, sessionErrors, timestamp, validationError } from '../schemas.js';
+import { conditionalHeaders, ErrorBody, ifNoneMatch, pick, sessionErrors, timestamp, validationError } from '../schemas.js';
 
 // --- Allowed origins (operators) ---
 
@@ -308,6 +308,7 @@ const sdkApiRoutes: RouteDef[] = [
     auth: 'publishableKey',
     operation: 'SdkConfig',
     queryParams: z.object({ key: z.string().optional().describe('For compatibility only; the SDK sends the key as Bearer') }),
+    requestHeaders: conditionalHeaders,
     variables: ({ query }) => ({ key: query.key }),
     respond: (data: { sdkConfig: ConfigData }, req) => configResponse(data.sdkConfig, req.headers),
     fromMemory: configFromMemory,
@@ -331,6 +332,10 @@ const sdkApiRoutes: RouteDef[] = [
     auth: 'publishableKey',
     consoleSession: true,
     operation: 'SdkConfigV2',
+    requestHeaders: z.object({
+      ...ifNoneMatch,
+      'Accept-Language': z.string().optional().describe('Picks the locale when `locale` is not given'),
+    }),
     queryParams: z.object({
       locale: z.string().optional().describe('BCP 47 tag; exact tag, then language, then the default locale (never an error)'),
       key: z.string().optional().describe('For compatibility only; the SDK sends the key as Bearer'),
@@ -369,6 +374,12 @@ const sdkApiRoutes: RouteDef[] = [
       'and rate limit as the config). The SDK calls it when a decision may have been made elsewhere (the hosted preferences page).',
     auth: 'publishableKey',
     operation: 'SdkDecision',
+    requestHeaders: z.object({
+      'X-Consent-Installation': z
+        .string()
+        .regex(/^[A-Za-z0-9_-]{8,64}$/)
+        .describe("The visitor's installation id (the SDK's own, as on its receipts); missing or malformed: 400 invalid_body"),
+    }),
     variables: ({ headers }) => ({ installationId: headerValue(headers['x-consent-installation']) }),
     respond: (data) => ({ status: 200, body: { decision: data.sdkDecision }, headers: { 'Cache-Control': 'no-store' } }),
     responses: {

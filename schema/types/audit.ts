@@ -3,6 +3,7 @@
 import type { AuditEventView } from '../../src/audit/list.js';
 import { listAuditLog } from '../../src/audit/list.js';
 import { builder } from '../builder.js';
+import { Node } from './node.js';
 
 const AuditActor = builder.simpleObject('AuditActor', {
   description: 'Who acted, as they were then (the e-mail is a snapshot); `via` names the tool when no operator did',
@@ -14,6 +15,7 @@ const AuditActor = builder.simpleObject('AuditActor', {
 });
 
 export const AuditEvent = builder.objectRef<AuditEventView>('AuditEvent').implement({
+  interfaces: [Node],
   description: 'One operator mutation, append-only. `changes` holds before/after of the changed fields; never a secret',
   fields: (t) => ({
     id: t.exposeID('id'),

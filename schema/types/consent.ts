@@ -18,9 +18,11 @@ import { DEFAULT_JURISDICTIONS, type JurisdictionRule } from '../../src/consent/
 import { DEFAULT_EXPERIENCE, putExperience, readExperience, type Experience } from '../../src/consent/experience.js';
 import { publishDraft, type PublishedVersion } from '../../src/consent/versions.js';
 import { builder } from '../builder.js';
+import { Node } from './node.js';
 
 export const ConsentCategory = builder.prismaObject('Category', {
   name: 'ConsentCategory',
+  interfaces: [Node],
   select: { id: true },
   fields: (t) => ({
     id: t.exposeID('id'),
@@ -31,6 +33,7 @@ export const ConsentCategory = builder.prismaObject('Category', {
 
 export const ConsentPurpose = builder.prismaObject('Purpose', {
   name: 'ConsentPurpose',
+  interfaces: [Node],
   select: { id: true },
   fields: (t) => ({
     id: t.exposeID('id'),
@@ -59,6 +62,7 @@ export const ConsentNotice = builder.objectRef<NoticeView>('ConsentNotice').impl
 
 /** A published, immutable version. `config` is exactly the SDK config response's `config`. */
 export const ConsentVersion = builder.prismaObject('ConsentVersion', {
+  interfaces: [Node],
   select: { id: true },
   fields: (t) => ({
     id: t.exposeID('id'),

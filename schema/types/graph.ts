@@ -4,7 +4,7 @@
 // (first/after); every field loads through the request's DataLoaders (src/graph/loaders.ts).
 import { getBilling } from '../../src/billing/service.js';
 import { parseAuditFilter, readAuditEvents } from '../../src/audit/list.js';
-import { pageArgs, toConnection } from '../../src/graph/connection.js';
+import { DEFAULT_FIRST, MAX_FIRST, pageArgs, toConnection } from '../../src/graph/connection.js';
 import { graphLoaders } from '../../src/graph/loaders.js';
 import type { Role } from '../../src/generated/prisma/client.js';
 import { builder } from '../builder.js';
@@ -24,6 +24,17 @@ import { Webhook, WebhookDelivery } from './webhooks.js';
 import { readScans } from '../../src/scanner/service.js';
 import { Scan } from './scans.js';
 
+// Relay connection types with their edge types. Fields return them through `t.field` with `first` and `after`
+// only, instead of `t.connection`, which would also advertise `last` and `before`: every list here pages
+// forwards from its start (src/graph/connection.ts), so the schema offers only what works.
+const FIRST = `Page size, 1 to ${MAX_FIRST} (default ${DEFAULT_FIRST})`;
+const AFTER = 'The endCursor of the previous page';
+const AuditLogConnection = builder.connectionObject({ type: AuditEvent, name: 'OrganizationAuditLogConnection' }, { name: 'OrganizationAuditLogConnectionEdge' });
+const DeliveriesConnection = builder.connectionObject({ type: WebhookDelivery, name: 'WebhookDeliveriesConnection' }, { name: 'WebhookDeliveriesConnectionEdge' });
+const VersionsConnection = builder.connectionObject({ type: ConsentVersion, name: 'ProjectVersionsConnection' }, { name: 'ProjectVersionsConnectionEdge' });
+const ApiKeysConnection = builder.connectionObject({ type: ApiKey, name: 'ProjectApiKeysConnection' }, { name: 'ProjectApiKeysConnectionEdge' });
+const ReceiptsConnection = builder.connectionObject({ type: Receipt, name: 'ProjectReceiptsConnection' }, { name: 'ProjectReceiptsConnectionEdge' });
+
 const onProject = (role: Role) => (project: { id: string }) => ({ projectRole: { projectId: project.id, role } });
 const onOrganization = (role: Role) => (organization: { id: string }) => ({ orgRole: { orgId: organization.id, role } });
 
@@ -42,14 +53,14 @@ builder.objectFields(Organization, (t) => ({
     authScopes: onOrganization('VIEWER'),
     resolve: (organization, _args, ctx) => getBilling(ctx.services, organization.id),
   }),
-  auditLog: t.connection({
-    type: AuditEvent,
+  auditLog: t.field({
+    type: AuditLogConnection,
     nullable: true,
     description:
       'Operator mutations, newest first (Admin or above, as GET /audit-log); `action` must be a known action name. ' +
       'Not batched: read it per organization',
     authScopes: onOrganization('ADMIN'),
-    args: { projectId: t.arg.id(), action: t.arg.string() },
+    args: { first: t.arg.int({ description: FIRST }), after: t.arg.string({ description: AFTER }), projectId: t.arg.id(), action: t.arg.string() },
     resolve: async (organization, args, ctx) => {
       const page = pageArgs(args);
       const filter = parseAuditFilter({ projectId: args.projectId, action: args.action });
@@ -60,8 +71,9 @@ builder.objectFields(Organization, (t) => ({
 }));
 
 builder.objectFields(Webhook, (t) => ({
-  deliveries: t.connection({
-    type: WebhookDelivery,
+  deliveries: t.field({
+    type: DeliveriesConnection,
+    args: { first: t.arg.int({ description: FIRST }), after: t.arg.string({ description: AFTER }) },
     description: 'Delivery attempts, newest first (Viewer or above, as GET /webhook/deliveries)',
     authScopes: (webhook) => onProject('VIEWER')({ id: webhook.projectId }),
     nullable: true,
@@ -81,15 +93,17 @@ builder.objectFields(Project, (t) => ({
     authScopes: onProject('VIEWER'),
     resolve: (project, _args, ctx) => graphLoaders(ctx).consent.load(project.id),
   }),
-  versions: t.connection({
-    type: ConsentVersion,
+  versions: t.field({
+    type: VersionsConnection,
+    args: { first: t.arg.int({ description: FIRST }), after: t.arg.string({ description: AFTER }) },
     nullable: true,
     description: 'Published versions, newest first (Viewer or above)',
     authScopes: onProject('VIEWER'),
     resolve: (project, args, ctx) => graphLoaders(ctx).versions.load({ parentId: project.id, ...pageArgs(args) }),
   }),
-  apiKeys: t.connection({
-    type: ApiKey,
+  apiKeys: t.field({
+    type: ApiKeysConnection,
+    args: { first: t.arg.int({ description: FIRST }), after: t.arg.string({ description: AFTER }) },
     nullable: true,
     description: 'Publishable keys, oldest first (Viewer or above, as GET /keys)',
     authScopes: onProject('VIEWER'),
@@ -116,8 +130,9 @@ builder.objectFields(Project, (t) => ({
     authScopes: onProject('VIEWER'),
     resolve: (project, _args, ctx) => graphLoaders(ctx).webhook.load(project.id),
   }),
-  receipts: t.connection({
-    type: Receipt,
+  receipts: t.field({
+    type: ReceiptsConnection,
+    args: { first: t.arg.int({ description: FIRST }), after: t.arg.string({ description: AFTER }) },
     nullable: true,
     description: 'Consent receipts, newest first (Viewer or above, as GET /receipts)',
     authScopes: onProject('VIEWER'),

@@ -1,5 +1,6 @@
 import { createApiKey, listApiKeys, revokeApiKey } from '../../src/keys/service.js';
 import { builder } from '../builder.js';
+import { Node } from './node.js';
 
 interface ApiKeyRecord {
   id: string;
@@ -12,6 +13,7 @@ interface ApiKeyRecord {
 
 // The secret and its hash are not fields: they cannot be selected at all.
 export const ApiKey = builder.objectRef<ApiKeyRecord>('ApiKey').implement({
+  interfaces: [Node],
   description: 'A publishable key of a project; only its prefix is visible after creation',
   fields: (t) => ({
     id: t.exposeID('id'),

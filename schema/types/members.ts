@@ -2,8 +2,10 @@
 // Owner-only changes, and leaving. The last-OWNER rule lives in src/organizations/owners.ts (the admin tool shares it).
 import { addMember, changeMemberRole, leaveOrganization, removeMember, type MemberView } from '../../src/organizations/members.js';
 import { builder } from '../builder.js';
+import { Node } from './node.js';
 
 export const OrganizationMember = builder.objectRef<MemberView>('OrganizationMember').implement({
+  interfaces: [Node],
   description: 'A membership: who holds which role in the organization',
   fields: (t) => ({
     id: t.exposeID('id'),

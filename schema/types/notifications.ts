@@ -1,8 +1,10 @@
 // GraphQL types, queries and mutations of the notifications domain: the session user's inbox.
 import { listNotifications, markAllNotificationsRead, markNotificationRead } from '../../src/notifications/service.js';
 import { builder } from '../builder.js';
+import { Node } from './node.js';
 
 export const Notification = builder.prismaObject('Notification', {
+  interfaces: [Node],
   fields: (t) => ({
     id: t.exposeID('id'),
     product: t.exposeString('product', { description: 'Product group, e.g. consent or billing' }),

@@ -1,7 +1,9 @@
 import { createOrganization } from '../../src/organizations/service.js';
 import { builder } from '../builder.js';
+import { Node } from './node.js';
 
 export const Organization = builder.prismaObject('Organization', {
+  interfaces: [Node],
   fields: (t) => ({
     id: t.exposeID('id'),
     name: t.exposeString('name'),

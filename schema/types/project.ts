@@ -1,7 +1,9 @@
 import { createProject } from '../../src/projects/service.js';
 import { builder } from '../builder.js';
+import { Node } from './node.js';
 
 export const Project = builder.prismaObject('Project', {
+  interfaces: [Node],
   fields: (t) => ({
     id: t.exposeID('id'),
     organizationId: t.exposeID('organizationId'),

@@ -1,7 +1,9 @@
 import { listReceipts, planExport, type ExportRequest, type ReceiptView } from '../../src/receipts/service.js';
 import { builder } from '../builder.js';
+import { Node } from './node.js';
 
 export const Receipt = builder.objectRef<ReceiptView>('Receipt').implement({
+  interfaces: [Node],
   description: 'An append-only consent receipt (no IP, e-mail or fingerprint is ever stored)',
   fields: (t) => ({
     id: t.exposeID('id'),

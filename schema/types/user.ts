@@ -1,6 +1,7 @@
 import { changePassword, login, logout, register } from '../../src/auth/accounts.js';
 import { GRAPHQL_LIMITS } from '../../src/graphql-limits.js';
 import { builder } from '../builder.js';
+import { Node } from './node.js';
 
 export interface PublicUser {
   id: string;
@@ -11,6 +12,7 @@ export interface PublicUser {
 
 // Only public fields: a password hash or session data cannot be selected at all.
 export const User = builder.objectRef<PublicUser>('User').implement({
+  interfaces: [Node],
   fields: (t) => ({
     id: t.exposeID('id'),
     email: t.exposeString('email'),

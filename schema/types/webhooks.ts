@@ -1,6 +1,7 @@
 // The project webhook: configuration (Admin), secret rotation (Owner), test sends and the delivery log.
 import { listDeliveries, putWebhook, rotateWebhookSecret, testWebhook } from '../../src/webhooks/service.js';
 import { builder } from '../builder.js';
+import { Node } from './node.js';
 
 // The signing secret is not a field: it is shown once, in the payload of the mutation that made it.
 export const Webhook = builder.prismaObject('Webhook', {
@@ -15,6 +16,7 @@ export const Webhook = builder.prismaObject('Webhook', {
 
 /** One attempt to deliver an event (or a test send). */
 export const WebhookDelivery = builder.prismaObject('WebhookDelivery', {
+  interfaces: [Node],
   fields: (t) => ({
     id: t.exposeID('id'),
     eventId: t.exposeString('eventId', { nullable: true, description: 'The event id receivers dedupe on; null for test sends' }),

@@ -59,11 +59,12 @@ export async function readAuditEvents(db: Db, organizationId: string, query: Aud
     }),
   };
   const rows = await db.auditEvent.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: query.take });
-  return rows.map(({ actorId, actorEmail, actorVia, organizationId: orgId, ...row }) => ({
-    ...row,
-    organizationId: orgId!,
-    actor: { id: actorId, email: actorEmail, via: actorVia },
-  }));
+  return rows.map(auditEventView);
+}
+
+/** A stored event as the API shows it (one organization's events: organizationId is set). */
+export function auditEventView({ actorId, actorEmail, actorVia, organizationId, ...row }: Prisma.AuditEventGetPayload<object>): AuditEventView {
+  return { ...row, organizationId: organizationId!, actor: { id: actorId, email: actorEmail, via: actorVia } };
 }
 
 /** GET /audit-log: `limit` (1..200, default 50), `cursor`, `projectId`, `action`; bad values are validation_failed. */

@@ -51,7 +51,7 @@ const failedLogins = (services: Services, ip: string, email: string) => {
   };
 };
 
-const publicUser = { id: true, email: true, name: true, createdAt: true } as const;
+export const publicUser = { id: true, email: true, name: true, createdAt: true } as const;
 
 export async function register(services: Services, ip: string, input: unknown) {
   await services.rateLimits.consume(rules(services).register, ip);

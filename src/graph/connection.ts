@@ -26,17 +26,15 @@ export function decodePageCursor(cursor: string): PageAfter | null {
 }
 
 /**
- * `first` (1..100, default 20) and `after`; `last`/`before` are refused (every list here is
- * read newest or oldest first from its start). Out of range → validation_failed.
+ * `first` (1..100, default 20) and `after`: the only arguments the connections take (every list here is
+ * read newest or oldest first from its start; the schema has no `last`/`before`). Out of range → validation_failed.
  */
-export function pageArgs(args: { first?: number | null; after?: string | null; last?: number | null; before?: string | null }): PageArgs {
+export function pageArgs(args: { first?: number | null; after?: string | null }): PageArgs {
   const issues = [];
   const first = args.first ?? DEFAULT_FIRST;
   if (!Number.isInteger(first) || first < 1 || first > MAX_FIRST) {
     issues.push({ path: ['first'], message: `Must be an integer from 1 to ${MAX_FIRST}` });
   }
-  if (args.last != null) issues.push({ path: ['last'], message: 'Not supported: page forwards with first/after' });
-  if (args.before != null) issues.push({ path: ['before'], message: 'Not supported: page forwards with first/after' });
   const after = args.after == null ? null : decodePageCursor(args.after);
   if (args.after != null && !after) issues.push({ path: ['after'], message: 'Invalid cursor' });
   if (issues.length) throw validationFailed(issues);

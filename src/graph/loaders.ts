@@ -67,6 +67,29 @@ function byParent<Row, Value>(read: (ids: string[]) => Promise<Row[]>, parentOf:
   });
 }
 
+/** Receipts by id as the graph shows them (with their version's number). */
+export async function readReceiptViews(prisma: Context['prisma'], ids: string[]): Promise<ReceiptView[]> {
+  const rows = await prisma.receipt.findMany({
+    where: { id: { in: ids } },
+    select: {
+      id: true,
+      versionId: true,
+      consentHash: true,
+      choices: true,
+      installationId: true,
+      sdkVersion: true,
+      locale: true,
+      gpc: true,
+      jurisdiction: true,
+      action: true,
+      gpp: true,
+      createdAt: true,
+      version: { select: { number: true } },
+    },
+  });
+  return rows.map(({ version, ...row }) => ({ ...row, versionNumber: version.number }));
+}
+
 function createLoaders(ctx: Context) {
   const prisma = ctx.prisma;
   return {
@@ -124,27 +147,7 @@ function createLoaders(ctx: Context) {
       parentColumn: 'project_id',
       timeColumn: 'created_at',
       descending: true,
-      read: async (ids) => {
-        const rows = await prisma.receipt.findMany({
-          where: { id: { in: ids } },
-          select: {
-            id: true,
-            versionId: true,
-            consentHash: true,
-            choices: true,
-            installationId: true,
-            sdkVersion: true,
-            locale: true,
-            gpc: true,
-            jurisdiction: true,
-            action: true,
-            gpp: true,
-            createdAt: true,
-            version: { select: { number: true } },
-          },
-        });
-        return rows.map(({ version, ...row }) => ({ ...row, versionNumber: version.number }));
-      },
+      read: (ids) => readReceiptViews(prisma, ids),
       key: (row) => ({ at: row.createdAt, id: row.id }),
     }),
   };

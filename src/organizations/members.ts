@@ -23,7 +23,7 @@ export interface MemberView {
   user: { id: string; email: string; name: string };
 }
 
-const MEMBER_SELECT = { id: true, role: true, createdAt: true, user: { select: { id: true, email: true, name: true } } } as const;
+export const MEMBER_SELECT = { id: true, role: true, createdAt: true, user: { select: { id: true, email: true, name: true } } } as const;
 
 const lastOwner = () => conflict('An organization keeps at least one OWNER: make another member OWNER first');
 

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { loadConfig, type Config } from '../../src/config.js';
 import { startServer, type RunningServer, type StartOptions } from '../../src/server.js';
+import { checkAnswersOf, forgetServer } from './openapi-conformance.js';
 
 /**
  * The database the suite runs on: the embedded one by default, PostgreSQL
@@ -90,9 +91,12 @@ export async function startTestServer(
   );
   // A database made for this server goes with it (a second instance given the URL does not own it).
   const ownDatabase = !('databaseUrl' in overrides) ? databaseUrl : undefined;
+  // Every answer a test receives from it is checked against the OpenAPI document (test/helpers/openapi-conformance.ts).
+  checkAnswersOf(running.url);
   return {
     ...running,
     close: async () => {
+      forgetServer(running.url);
       await running.close();
       if (ownDatabase) await dropDatabase(ownDatabase);
     },

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { checkAnswersOf, forgetServer } from './openapi-conformance.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -74,6 +75,9 @@ export async function spawnService(env: Record<string, string>, port: number): P
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+  // Its answers are checked against the OpenAPI document like an in-process server's.
+  checkAnswersOf(url);
+  void exited.then(() => forgetServer(url));
   return { url, child, exited, output: () => output };
 }
 

@@ -1,0 +1,30 @@
+import pg from 'pg';
+import type { TestServer } from './server.js';
+
+/**
+ * Counts the SQL statements the server sends while `work` runs: pg's Client.query on PostgreSQL
+ * (Prisma's adapter and the raw pool both end there), the PGlite instance's query/exec embedded.
+ */
+export async function statementsDuring(server: Pick<TestServer, 'services'>, work: () => Promise<unknown>): Promise<number> {
+  let count = 0;
+  type Methods = Record<'query' | 'exec', (...args: unknown[]) => unknown>;
+  const pglite = server.services.db.pglite as unknown as Methods | undefined;
+  const target = pglite ?? (pg.Client.prototype as unknown as Methods);
+  const methods = (pglite ? ['query', 'exec'] : ['query']) as ('query' | 'exec')[];
+  const originals = methods.map((method) => [method, target[method]!] as const);
+  for (const [method, original] of originals) {
+    target[method] = function (this: unknown, ...args: unknown[]) {
+      count++;
+      return original.apply(this, args);
+    };
+  }
+  try {
+    await work();
+  } finally {
+    for (const [method, original] of originals) {
+      if (pglite) delete (target as Record<string, unknown>)[method];
+      else target[method] = original;
+    }
+  }
+  return count;
+}
