@@ -20,5 +20,7 @@ export function startWorkers(services: Services): Worker[] {
     startSdkCacheListener(services),
     startWebhookWorker(services),
     sessionPurgeWorker(services),
+    // Measures the standby's lag every second; stopping closes its pool.
+    ...(services.replica ? [services.replica.start()] : []),
   ];
 }
