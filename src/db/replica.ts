@@ -88,7 +88,7 @@ export class ReadReplica implements Worker {
       return horizon !== null && through.getTime() <= horizon.getTime();
     }
     // A check that stopped happening (a blocked event loop) must not keep an old verdict alive.
-    return this.reason === 'in_use' && performance.now() - this.checkedAt <= this.config.databaseReplicaMaxLagMs;
+    return this.reason === 'in_use' && performance.now() - this.checkedAt <= Math.max(this.config.databaseReplicaMaxLagMs, 3 * REPLICA_CHECK_MS);
   }
 
   /** Every receipt created before this is on the standby (null while it is not in use). */
