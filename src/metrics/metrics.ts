@@ -161,12 +161,13 @@ export class Metrics {
       },
     });
 
-    // The read replica (DATABASE_REPLICA_URL): its verdict, lag and where reads went; no samples without one.
+    // The read replica (DATABASE_REPLICA_URL): its verdict, lag and where reads went; not registered without one.
     const replica = services.replica;
     const replicaMetric = (name: string, help: string, type: 'gauge' | 'counter', values: () => { labels: Record<string, string>; value: number }[]) =>
+      replica &&
       this.registry.registerMetric({
         name,
-        get: () => ({ name, help, type, values: replica ? values() : [], aggregator: 'sum' }),
+        get: () => ({ name, help, type, values: values(), aggregator: 'sum' }),
       } as unknown as client.Metric);
     replicaMetric('db_replica_in_use', '1 while lists, exports and stats may read from the replica, 0 while they fall back to the primary', 'gauge', () => [
       { labels: {}, value: replica!.serves() ? 1 : 0 },
