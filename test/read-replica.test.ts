@@ -4,6 +4,7 @@
 // from the standby, an answer with it from the primary. Runs on every PostgreSQL pass (TEST_DATABASE_URL);
 // the embedded pass has no standby to read from.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
 import { sdkTeam } from './helpers/sdk.js';
 import { onPostgres, startTestServer, type TestServer } from './helpers/server.js';
 import { startStandbyPair, type StandbyPair } from './helpers/standby.js';
@@ -14,6 +15,16 @@ const METRICS_TOKEN = 'replica-metrics-token-0123456789';
 async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
   while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 100));
 }
+
+describe('read replica configuration', () => {
+  it('is off by default, bounds the lag at 10 s, and needs DATABASE_URL', () => {
+    expect(loadConfig({})).toMatchObject({ databaseReplicaUrl: undefined, databaseReplicaMaxLagMs: 10_000 });
+    const config = loadConfig({ DATABASE_URL: 'postgres://db/app', DATABASE_REPLICA_URL: 'postgres://standby/app', DATABASE_REPLICA_MAX_LAG_MS: '2500' });
+    expect(config).toMatchObject({ databaseReplicaUrl: 'postgres://standby/app', databaseReplicaMaxLagMs: 2500 });
+    expect(() => loadConfig({ DATABASE_REPLICA_URL: 'postgres://standby/app' })).toThrow(/DATABASE_REPLICA_URL needs DATABASE_URL/);
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://db/app', DATABASE_REPLICA_MAX_LAG_MS: '0' })).toThrow(/DATABASE_REPLICA_MAX_LAG_MS/);
+  });
+});
 
 describe.skipIf(!onPostgres)('read replica on a streaming standby', () => {
   let pair: StandbyPair;
