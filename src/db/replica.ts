@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import type { Services } from '../services.js';
 import type { Worker } from '../workers.js';
 import { openDatabase, type Database } from './database.js';
+import { bounded } from './unavailable.js';
 
 /** How often the replica's position is compared with the primary's. */
 export const REPLICA_CHECK_MS = 1000;
@@ -123,7 +124,7 @@ export class ReadReplica implements Worker {
 
       let standby: { standby: boolean; lsn: string | null } | undefined;
       try {
-        [standby] = await withTimeout(
+        [standby] = await bounded(
           this.db.query<{ standby: boolean; lsn: string | null }>(
             `SELECT pg_is_in_recovery() AS standby, pg_wal_lsn_diff(pg_last_wal_replay_lsn(), '0/0')::text AS lsn`,
           ),
@@ -187,14 +188,4 @@ export async function readFromReplica<T>(services: Services, read: (db: Database
     replica.reads.primary++;
     return read(services.db);
   }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    promise,
-    new Promise<T>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }
