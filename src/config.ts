@@ -15,6 +15,9 @@ const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default('127.0.0.1'),
   DATABASE_URL: z.string().url().optional(),
+  // A PostgreSQL streaming standby for lists, exports and stats (docs/scaling.md, "Read replicas").
+  DATABASE_REPLICA_URL: z.string().url().optional(),
+  DATABASE_REPLICA_MAX_LAG_MS: z.coerce.number().int().positive().default(10_000),
   DATA_DIR: z.string().default('./data'),
   // Any value is reported by /api/health; only `production` changes behaviour.
   NODE_ENV: z.string().default('development'),
@@ -104,6 +107,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const parsed = result.data;
   const production = parsed.NODE_ENV === 'production';
+  if (parsed.DATABASE_REPLICA_URL && !parsed.DATABASE_URL) {
+    // A standby of what? The embedded database has no replicas.
+    throw new Error('Invalid configuration: DATABASE_REPLICA_URL needs DATABASE_URL (a replica of the embedded database does not exist)');
+  }
   if (production && parsed.BILLING_PROVIDER === 'mock') {
     // The mock provider's checkout page grants any plan to anyone: never in production.
     throw new Error('BILLING_PROVIDER=mock is not allowed in production (NODE_ENV=production): set BILLING_PROVIDER=stripe');
@@ -120,6 +127,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     port: parsed.PORT,
     host: parsed.HOST,
     databaseUrl: parsed.DATABASE_URL,
+    databaseReplicaUrl: parsed.DATABASE_REPLICA_URL,
+    databaseReplicaMaxLagMs: parsed.DATABASE_REPLICA_MAX_LAG_MS,
     dataDir: parsed.DATA_DIR,
     nodeEnv: parsed.NODE_ENV,
     production,

@@ -8,6 +8,7 @@ import { loadConfig, type Config } from './config.js';
 import { createLogger } from './logger.js';
 import { openDatabase } from './db/database.js';
 import { migrate } from './db/migrate.js';
+import { ReadReplica } from './db/replica.js';
 import { startSocketServer } from './db/socket.js';
 import { openLedgerSigner } from './ledger/keys.js';
 import { enableMetrics } from './metrics/metrics.js';
@@ -54,6 +55,8 @@ export async function startServer(overrides: Partial<Config> = {}, options: Star
   const services: Services = {
     config,
     db,
+    // Only a PostgreSQL primary has standbys (a test may run the embedded database with the variable set).
+    replica: config.databaseReplicaUrl && db.kind === 'postgres' ? await ReadReplica.open(config, db, logger) : undefined,
     logger,
     rateLimits: await RateLimits.create(config.redisUrl, logger),
     now: options.now ?? (() => new Date()),

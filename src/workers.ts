@@ -24,5 +24,7 @@ export function startWorkers(services: Services): Worker[] {
     sessionPurgeWorker(services),
     scannerWorker(services),
     ledgerSealWorker(services),
+    // Measures the standby's lag every second; stopping closes its pool.
+    ...(services.replica ? [services.replica.start()] : []),
   ];
 }

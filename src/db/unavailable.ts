@@ -122,7 +122,8 @@ function describe(error: unknown): { message: string; code?: string } {
   return { message, code: cause?.code ?? cause?.kind ?? e?.code };
 }
 
-function bounded<T>(promise: Promise<T>, ms: number): Promise<T> {
+/** `promise`, or a connection-timeout error (an unavailability) after `ms`. */
+export function bounded<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout;
   return Promise.race([
     promise,

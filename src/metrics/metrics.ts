@@ -161,6 +161,27 @@ export class Metrics {
       },
     });
 
+    // The read replica (DATABASE_REPLICA_URL): its verdict, lag and where reads went; not registered without one.
+    const replica = services.replica;
+    const replicaMetric = (name: string, help: string, type: 'gauge' | 'counter', values: () => { labels: Record<string, string>; value: number }[]) =>
+      replica &&
+      this.registry.registerMetric({
+        name,
+        get: () => ({ name, help, type, values: values(), aggregator: 'sum' }),
+      } as unknown as client.Metric);
+    replicaMetric('db_replica_in_use', '1 while lists, exports and stats may read from the replica, 0 while they fall back to the primary', 'gauge', () => [
+      { labels: {}, value: replica!.serves() ? 1 : 0 },
+    ]);
+    replicaMetric('db_replica_lag_seconds', "The replica's last measured lag behind the primary, seconds (no sample when unknown)", 'gauge', () =>
+      replica!.lagMs === null ? [] : [{ labels: {}, value: replica!.lagMs / 1000 }],
+    );
+    replicaMetric('db_replica_fallbacks_total', 'Times reads were sent back to the primary, by reason (lagging, unreachable, failed_query, not_a_standby)', 'counter', () =>
+      Object.entries(replica!.fallbacks).map(([reason, value]) => ({ labels: { reason }, value })),
+    );
+    replicaMetric('db_replica_reads_total', 'Replica-eligible reads by where they ran (replica, primary)', 'counter', () =>
+      Object.entries(replica!.reads).map(([target, value]) => ({ labels: { target }, value })),
+    );
+
     // Set by each scrape; undefined (no sample at all, not 0) when the database did not answer in time.
     const outboxGauge = (name: string, help: string, read: (row: OutboxRow) => number) =>
       this.registry.registerMetric({

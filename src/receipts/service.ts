@@ -3,6 +3,8 @@ import { stringify } from 'csv-stringify';
 import { CSV_CAST } from '../csv.js';
 import { z } from 'zod';
 import { validationFailed } from '../errors.js';
+import type { Database } from '../db/database.js';
+import { readFromReplica } from '../db/replica.js';
 import type { Services } from '../services.js';
 import { parseInput } from '../validation.js';
 
@@ -63,31 +65,39 @@ export async function listReceipts(services: Services, projectId: string, input:
   const data = parseInput(listInput, input ?? {});
   const after = data.cursor === undefined ? undefined : decodeCursor(data.cursor);
   if (after === null) throw validationFailed([{ path: ['cursor'], message: 'Invalid cursor' }]);
-  const rows = await services.db.prisma.receipt.findMany({
-    where: {
-      projectId,
-      ...(data.installationId !== undefined && { installationId: data.installationId }),
-      createdAt: { gte: data.from, lt: data.to },
-      ...(after && { OR: [{ createdAt: { lt: after.createdAt } }, { createdAt: after.createdAt, id: { lt: after.id } }] }),
-    },
-    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-    take: data.limit + 1,
-    select: {
-      id: true,
-      versionId: true,
-      consentHash: true,
-      choices: true,
-      installationId: true,
-      sdkVersion: true,
-      createdAt: true,
-      locale: true,
-      gpc: true,
-      jurisdiction: true,
-      action: true,
-      gpp: true,
-      version: { select: { number: true } },
-    },
-  });
+  const read = (db: Database) =>
+    db.prisma.receipt.findMany({
+      where: {
+        projectId,
+        ...(data.installationId !== undefined && { installationId: data.installationId }),
+        // `lte` repeats what the OR says so the cursor bounds the index scan: the OR alone is a filter, read
+        // from the newest receipt down to the cursor (a page deep in a large project took 15x the first).
+        createdAt: { gte: data.from, lt: data.to, ...(after && { lte: after.createdAt }) },
+        ...(after && { OR: [{ createdAt: { lt: after.createdAt } }, { createdAt: after.createdAt, id: { lt: after.id } }] }),
+      },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: data.limit + 1,
+      select: {
+        id: true,
+        versionId: true,
+        consentHash: true,
+        choices: true,
+        installationId: true,
+        sdkVersion: true,
+        createdAt: true,
+        locale: true,
+        gpc: true,
+        jurisdiction: true,
+        action: true,
+        gpp: true,
+        version: { select: { number: true } },
+      },
+    });
+  // A page that ends before the replica's horizon (a cursor's or `to`'s) may come from the replica: it holds
+  // every receipt of that range. The first page (up to now) comes from the primary, so a receipt just recorded
+  // is listed, and paging never skips one that existed when paging began (docs/scaling.md, "Read replicas").
+  const newest = after?.createdAt ?? data.to;
+  const rows = newest ? await readFromReplica(services, read, { through: newest }) : await read(services.db);
   const page = rows.slice(0, data.limit).map(({ version, ...row }): ReceiptView => ({ ...row, versionNumber: version.number }));
   const last = page.at(-1);
   return { receipts: page, nextCursor: rows.length > data.limit && last ? encodeCursor(last) : null };
@@ -185,14 +195,25 @@ async function* exportBatches(services: Services, request: ExportRequest): Async
   ]);
   const numberOf = new Map(versions.map((v) => [v.id, v.number]));
   let after: Position = { createdAt: request.from ?? new Date(0), id: '' };
+  // Oldest first: the replica serves the part of the range it is known to hold (before its horizon), the
+  // primary the rest, so the export is the primary's whatever the replica's lag (docs/scaling.md).
+  let onPrimary = !services.replica;
   for (;;) {
-    const rows = await readBatch(services, [request.projectId, request.to, after.createdAt, after.id]);
-    if (!rows.length) return;
+    const horizon = onPrimary ? null : services.replica!.horizon();
+    const fromReplica = horizon !== null && after.createdAt.getTime() < horizon.getTime();
+    const upTo = fromReplica && horizon.getTime() < request.to.getTime() ? horizon : request.to;
+    const params = [request.projectId, upTo, after.createdAt, after.id];
+    // Each batch chooses again: a replica that goes away mid-export costs one batch read twice.
+    const rows = fromReplica ? await readFromReplica(services, (db) => readBatch(db, params), { through: upTo }) : await readBatch(services.db, params);
+    if (!fromReplica) onPrimary = true; // the horizon moves with the clock: chasing it would be many small batches
     const batch = rows.map((row) => receiptOfRow(row, numberOf.get(row.version_id)!));
-    yield batch;
-    if (rows.length < EXPORT_BATCH) return;
-    const last = batch.at(-1)!;
-    after = { createdAt: last.createdAt, id: last.id };
+    if (batch.length) yield batch;
+    if (rows.length < EXPORT_BATCH) {
+      if (upTo === request.to) return;
+      onPrimary = true; // the replica's part is done; the newer rest comes from the primary
+    }
+    const last = batch.at(-1);
+    if (last) after = { createdAt: last.createdAt, id: last.id };
   }
 }
 
@@ -207,9 +228,9 @@ const BATCH_SQL = `SELECT id, version_id, consent_hash, choices, installation_id
  * (project_id, created_at, id) index from the cursor: right after a bulk load, before statistics
  * exist, the planner would otherwise sort the whole project for every batch.
  */
-function readBatch(services: Services, params: unknown[]): Promise<ReceiptRow[]> {
-  if (services.db.kind !== 'postgres') return services.db.query<ReceiptRow>(BATCH_SQL, params);
-  return services.db.withConnection(async (conn) => {
+function readBatch(db: Database, params: unknown[]): Promise<ReceiptRow[]> {
+  if (db.kind !== 'postgres') return db.query<ReceiptRow>(BATCH_SQL, params);
+  return db.withConnection(async (conn) => {
     await conn.exec('BEGIN READ ONLY; SET LOCAL enable_sort = off');
     try {
       return await conn.query<ReceiptRow>(BATCH_SQL, params);

@@ -17,6 +17,8 @@ export interface SdkDecision {
  * Key and origin as for the config, and the config's rate limit (the SDK calls it only after
  * the visitor went to the hosted page, never on every page load). The receipts index on
  * (project_id, installation_id, created_at DESC) answers it with one index probe.
+ * Always on the primary, never the read replica: the SDK asks right after the visitor decided on the hosted
+ * page (a POST by the same installation), and a replica behind by a second would answer the old decision.
  */
 export async function latestDecision(
   services: Services,

@@ -2,6 +2,7 @@
 // daily rollup, never the receipts themselves, so a year of days is a few hundred rows.
 import { z } from 'zod';
 import { validationFailed } from '../errors.js';
+import { readFromReplica } from '../db/replica.js';
 import type { Services } from '../services.js';
 import { parseInput } from '../validation.js';
 import type { ReceiptAction } from '../sdk/consent.js';
@@ -118,7 +119,9 @@ export async function consentStatsOf(services: Services, projectIds: readonly st
   // One statement reads the rows (at most days × versions × 4 shards per project) and they are summed here:
   // summing `purposes` in SQL (jsonb_each, then a sort by key) took ~100x longer than the counts.
   // date_trunc on a timestamp without time zone: the session's time zone never moves a bucket.
-  const rows = await services.db.query<{
+  // The rollup may come from the read replica, behind the primary by at most DATABASE_REPLICA_MAX_LAG_MS
+  // (docs/scaling.md, "Read replicas"); the version check above stays on the primary (a version just published).
+  const rows = await readFromReplica(services, (db) => db.query<{
     project_id: string;
     start: string;
     receipts: number;
@@ -140,7 +143,7 @@ export async function consentStatsOf(services: Services, projectIds: readonly st
      FROM consent_stats_daily
      WHERE project_id = ANY($1::text[]) AND day BETWEEN $2::date AND $3::date AND ($4::text IS NULL OR version_id = $4)`,
     [projectIds, from, to, versionId ?? null, interval],
-  );
+  ));
   const starts = bucketStarts(from, to, interval);
   const byProject = new Map<string, Map<string, StatsBucket>>();
   for (const row of rows) {
