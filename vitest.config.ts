@@ -6,6 +6,12 @@ import LongFirstSequencer from './test/helpers/sequencer.js';
 // installed before the server starts (promises), and the SDK's unit tests in happy-dom.
 const ISOLATED = ['test/auth.test.ts', 'test/promises.test.ts', 'sdk/test/**/*.test.ts'];
 
+// Node 25+ has a localStorage and sessionStorage of its own on globalThis (undefined without --localstorage-file), and
+// vitest 4's DOM environments keep a global that exists instead of installing happy-dom's Storage (vitest#10867, fixed
+// in vitest 5): the SDK's tests would find no storage. Where Node has them, the workers start without them, as a
+// browser page would. The flag exists on every line that can have them (22 and 24 behind --experimental-webstorage).
+export const withoutNodeWebStorage = 'localStorage' in globalThis ? ['--no-experimental-webstorage'] : [];
+
 export default defineConfig({
   // Node resolves `graphql` to its CommonJS build for the libraries; make our own files
   // use the same copy (Vite would pick the .mjs one and graphql refuses two realms).
@@ -30,7 +36,7 @@ export default defineConfig({
         // Every PostgreSQL connection runs one query at a time, as pg@9 demands: test/helpers/one-query-per-connection.ts.
         test: { name: 'service', include: ['test/**/*.test.ts'], exclude: ISOLATED, isolate: false, setupFiles: ['test/helpers/one-query-per-connection.ts'] },
       },
-      { extends: true, test: { name: 'isolated', include: ISOLATED } },
+      { extends: true, test: { name: 'isolated', include: ISOLATED, execArgv: withoutNodeWebStorage } },
     ],
   },
 });

@@ -5,7 +5,7 @@
 // of the service's files are not stopped and restarted between them more than needed.
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
-/** The slowest files of a pass (measured: README "Suite speed"), longest first. */
+/** The slowest files of a pass (measured: docs/testing.md, "How the suite is made fast"), longest first. */
 const LONG_FIRST = [
   'test/e2e/console-screens.test.ts',
   // The site scanner's file: about 40 scanned visits in Chromium (50-110 s on a loaded machine).
