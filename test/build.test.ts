@@ -12,7 +12,7 @@ import { freePort, migratedDataDir } from './helpers/service-process.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** What `npm start` needs of a checkout (scripts/build.mjs INPUTS, and the script itself). */
-const CHECKOUT = ['src', 'schema', 'rest', 'prisma/migrations', 'sdk/dist', 'console/dist', 'scripts', 'package.json', 'tsconfig.json'];
+const CHECKOUT = ['src', 'schema', 'rest', 'verify', 'prisma/migrations', 'sdk/dist', 'console/dist', 'scripts', 'package.json', 'tsconfig.json'];
 
 const temps: string[] = [];
 const children: ChildProcess[] = [];
