@@ -89,6 +89,10 @@ export async function failOrRetry(services: Services, scan: ClaimedScan, owner: 
  */
 export async function queueDueSchedules(services: Services, newId: () => string, withinQuota: (tx: Prisma.TransactionClient, projectId: string) => Promise<boolean>): Promise<number> {
   const now = services.now();
+  // A plain read first: most polls find nothing due and then open no transaction (an interactive Prisma
+  // transaction on a closed embedded database also left a rejection nobody could catch).
+  const anyDue = await services.db.query('SELECT 1 FROM scan_schedules WHERE next_run_at <= $1 LIMIT 1', [now]);
+  if (!anyDue.length) return 0;
   return services.db.prisma.$transaction(async (tx) => {
     const due = await tx.$queryRaw<{ projectId: string; schedule: string; urls: string[]; followLinks: number }[]>`
       SELECT project_id AS "projectId", schedule, urls, follow_links AS "followLinks" FROM scan_schedules
