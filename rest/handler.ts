@@ -7,7 +7,7 @@ import { bearerToken, headerValue } from '../src/http/headers.js';
 import { sessionCredential } from '../src/auth/console-session.js';
 import type { Services } from '../src/services.js';
 import { AppError, type ValidationIssue } from '../src/errors.js';
-import { isStorableText, unstorableText } from '../src/storable-text.js';
+import { isStorableText, storableForm, unstorableText } from '../src/storable-text.js';
 import { authenticateSdk } from '../src/sdk/access.js';
 import { geoHeaders } from '../src/sdk/location.js';
 import { outageMonitor } from '../src/db/unavailable.js';
@@ -62,7 +62,11 @@ export class RestHandler {
     // Authentication comes before anything about the body (decisions.md: order of checks).
     if (route.auth === 'session' && !context.viewer) return errorResponse('unauthorized', 'Authentication required');
     // Text the database cannot hold (src/storable-text.ts) names nothing that exists: a path parameter is 404.
-    for (const name in params) if (!isStorableText(params[name]!)) return errorResponse('not_found', 'Not found');
+    for (const name in params) {
+      if (isStorableText(params[name]!)) continue;
+      if (!route.unstorableParamsNameNothing) return errorResponse('not_found', 'Not found');
+      params[name] = storableForm(params[name]!);
+    }
 
     let rawBody: Buffer = Buffer.alloc(0);
     let body: unknown;
@@ -108,7 +112,9 @@ export class RestHandler {
       if (issue) queryIssue ??= issue;
       else storableQuery[name] = value;
     }
-    if (queryIssue) return refuseText(queryIssue);
+    if (queryIssue && route.unstorableParamsNameNothing) {
+      request.query = Object.fromEntries(Object.entries(request.query).map(([name, value]) => [storableForm(name), storableForm(value)]));
+    } else if (queryIssue) return refuseText(queryIssue);
     if (BODY_METHODS.has(exchange.req.method!)) {
       try {
         rawBody = await readBody(exchange.req, route.bodyLimit ?? OPERATOR_BODY_LIMIT);

@@ -185,9 +185,16 @@ function commonResponses(route: RouteDef): Record<string, unknown> {
     ...(headers && { headers }),
     content: { 'application/json': { schema: ERROR_REF } },
   });
+  const refusals400 = [
+    ...(BODY_METHODS.has(route.method) && route.requestBody ? ['invalid_json / invalid_body: the body is not a JSON object'] : []),
+    // rest/handler.ts refuses query text the database cannot hold before the route runs (extensions.md section 9).
+    ...(route.queryParams && !route.unstorableParamsNameNothing
+      ? ['validation_failed (SDK routes: invalid_body): a query parameter holds U+0000 or an unpaired surrogate']
+      : []),
+  ];
   return {
     ...(route.auth === 'session' && { 401: error('unauthorized: no valid session') }),
-    ...(BODY_METHODS.has(route.method) && route.requestBody && { 400: error('invalid_json / invalid_body: the body is not a JSON object') }),
+    ...(refusals400.length && { 400: error(refusals400.join('; ')) }),
     ...(BODY_METHODS.has(route.method) && { 413: error('payload_too_large: the body is over the route\u2019s limit') }),
     500: error('internal: an unexpected error (logged with the request id)'),
     // Every route may meet a database outage (extensions.md "Database unavailable"); the probes say their own 503.

@@ -79,6 +79,13 @@ export interface RouteDef<Data = any> {
   consoleSession?: boolean;
   /** Requests without a JSON body are fine (e.g. logout, publish). */
   bodyOptional?: boolean;
+  /**
+   * The route defines its own answer for a parameter that names nothing (an unknown key, locale, location or
+   * checkout): path and query text the database cannot hold is passed on as such a value (its unstorable
+   * characters replaced by U+FFFD, which names nothing either) instead of the guard's JSON 404 (path) or 400
+   * (query), so `?key=%00` is answered as an unknown key and an HTML page's bad id gets the page's own 404.
+   */
+  unstorableParamsNameNothing?: boolean;
 }
 
 /**

@@ -15,6 +15,9 @@ export const UNSTORABLE_TEXT_MESSAGE = 'must not contain U+0000 or an unpaired s
 
 export const isStorableText = (text: string): boolean => !UNSTORABLE.test(text);
 
+/** The text with each character PostgreSQL cannot hold replaced by U+FFFD (for values that then name nothing). */
+export const storableForm = (text: string): string => text.replace(new RegExp(UNSTORABLE.source, 'g'), '\uFFFD');
+
 interface Pending {
   value: unknown;
   parent: Pending | undefined;

@@ -31,6 +31,10 @@ beforeAll(async () => {
   const delivery = await prisma.webhookDelivery.create({
     data: { projectId: t.project.id, eventType: 'consent.version_published', attempt: 1, status: 'succeeded', responseStatus: 200, durationMs: 5 },
   });
+  // A finished scan row (a queued one would wake the scanner): node(id) reads it as `scan` does, Viewer and above.
+  const scan = await prisma.scan.create({
+    data: { id: crypto.randomUUID(), projectId: t.project.id, status: 'failed', urls: ['https://example.com/'], error: 'test row', finishedAt: new Date() },
+  });
   const [category, purpose, membership, audit, notification] = await Promise.all([
     prisma.category.findFirstOrThrow({ where: { projectId: t.project.id } }),
     prisma.purpose.findFirstOrThrow({ where: { projectId: t.project.id } }),
@@ -49,6 +53,7 @@ beforeAll(async () => {
     ApiKey: key.id,
     Receipt: receipt.body.id,
     WebhookDelivery: delivery.id,
+    Scan: scan.id,
     Notification: notification.id,
     User: t.viewer.id,
   });
@@ -59,7 +64,7 @@ const NODE = `query($id: ID!) { node(id: $id) { __typename id
   ... on Organization { slug } ... on OrganizationMember { email role } ... on AuditEvent { action actor { email } }
   ... on Project { organizationId } ... on ConsentCategory { name } ... on ConsentPurpose { key }
   ... on ConsentVersion { number } ... on ApiKey { prefix } ... on Receipt { versionNumber installationId }
-  ... on WebhookDelivery { status } ... on Notification { type } ... on User { email } } }`;
+  ... on WebhookDelivery { status } ... on Scan { status projectId } ... on Notification { type } ... on User { email } } }`;
 
 describe('the Node interface', () => {
   it('is implemented by every type with an id of its own; projections of another type’s id are not Nodes', async () => {
@@ -89,6 +94,9 @@ describe('node(id)', () => {
     }
     const receipt = await gql(NODE, { id: ids.Receipt }, t.viewer.token);
     expect(receipt.body.data.node).toEqual({ __typename: 'Receipt', id: ids.Receipt, versionNumber: 1, installationId: 'node-install' });
+    // A scan as `scan(projectId, scanId)` gives it: to a Viewer of its project.
+    const scan = await gql(NODE, { id: ids.Scan }, t.viewer.token);
+    expect(scan.body.data.node).toEqual({ __typename: 'Scan', id: ids.Scan, status: 'failed', projectId: t.project.id });
     const member = await gql(NODE, { id: ids.OrganizationMember }, t.admin.token);
     expect(member.body.data.node).toEqual({ __typename: 'OrganizationMember', id: ids.OrganizationMember, email: t.viewer.email, role: 'VIEWER' });
   });

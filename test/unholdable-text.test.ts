@@ -123,13 +123,33 @@ describe('REST path and query parameters', () => {
     expectRefused(cursor, ['cursor']);
     // A non-member gets 404 before the 400.
     expect((await server.request('GET', `/api/platform/projects/${t.project.id}/receipts?installationId=%00`, { token: t.outsider.token })).status).toBe(404);
-    for (const path of ['/api/sdk/v2/decision?installationId=%00', '/api/sdk/v2/config?locale=%00', '/api/sdk/v1/config?key=%00']) {
+    for (const path of ['/api/sdk/v2/decision?installationId=%00', '/api/sdk/v2/config?locale=%00']) {
       const res = await server.request('GET', path, { token: t.key.secret, headers: { 'X-Consent-Installation': 'installation-1' } });
       expect(res.status, `${path}: ${res.text}`).toBe(400);
       expect(res.body).toEqual({ error: expect.any(String), code: 'invalid_body' });
     }
+  });
+
+  it('a key with such text is an unknown key where the contract says what an unknown key gets (v1 config, /preferences)', async () => {
+    const t = await sdkTeam(server);
+    // The contract's v1 config has no 400: an unknown key is 401 invalid_key, and `key` beside a Bearer key is ignored.
+    const alone = await server.request('GET', '/api/sdk/v1/config?key=pk_live_%00');
+    expect(alone.status, alone.text).toBe(401);
+    expect(alone.body).toEqual({ error: expect.any(String), code: 'invalid_key' });
+    const beside = await server.request('GET', '/api/sdk/v1/config?key=%00', { token: t.key.secret });
+    expect(beside.status, beside.text).toBe(200);
+    // decisions.md: an unknown key gets a 4xx HTML page.
     const preferences = await server.request('GET', '/preferences?key=pk_live_%00');
-    expect(preferences.status).toBe(400);
+    expect(preferences.status).toBe(401);
+    expect(preferences.headers.get('content-type')).toMatch(/^text\/html/);
+  });
+
+  it('a mock checkout id with such text gets the page’s own HTML 404', async () => {
+    for (const method of ['GET', 'POST']) {
+      const res = await server.request(method, '/billing/mock-checkout/a%00b');
+      expect(res.status, res.text).toBe(404);
+      expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    }
   });
 });
 

@@ -169,6 +169,7 @@ export const billingRoutes = [
     summary: "Mock provider's checkout page with a Pay button",
     operationId: 'getMockCheckoutPage',
     auth: 'public',
+    unstorableParamsNameNothing: true, // a session id with U+0000 is no checkout: the page's own 404, in HTML
     handle: async ({ services, params }) => html(await mockCheckoutPage(services, params.sessionId!)),
     responses: {
       200: { description: 'Checkout page', contentType: 'text/html', schema: z.string() },
@@ -186,6 +187,7 @@ export const billingRoutes = [
       required: false,
       content: { 'application/x-www-form-urlencoded': z.object({}) },
     },
+    unstorableParamsNameNothing: true, // a session id with U+0000 is no checkout: the page's own 404, in HTML
     handle: async ({ services, params }) => html(await completeMockCheckout(services, params.sessionId!)),
     responses: {
       200: { description: 'Paid', contentType: 'text/html', schema: z.string() },

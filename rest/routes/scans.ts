@@ -70,6 +70,29 @@ const ScanDetail = z
   })
   .meta({ id: 'Scan' });
 
+// The downloadable report (src/scanner/run.ts buildReport): `format=json` with `download=1` serves `{ report }`.
+const ScanReportBody = z
+  .object({
+    scan: z.object({
+      id: z.string(),
+      projectId: z.string(),
+      trigger: z.enum(['manual', 'schedule']),
+      urls: z.array(z.string()),
+      followLinks: z.number().int(),
+      startedAt: timestamp,
+      finishedAt: timestamp,
+    }),
+    versionNumber: z.number().int().nullable().describe('the version live when the scan ran'),
+    browser: z.object({ name: z.string(), version: z.string() }),
+    catalogue: z.record(z.string(), z.unknown()).describe('the cookie catalogue snapshot the findings used'),
+    limits: z.object({ pages: z.number().int(), visitTimeoutMs: z.number().int(), maxPageBytes: z.number().int() }),
+    pages: z.array(z.record(z.string(), z.unknown())).describe('each page with its three visits (docs/scanner.md)'),
+    findings: z.array(Finding),
+    summary: Summary,
+    hashes: z.object({ reportHash: z.string().describe('SHA-256 of the canonical JSON of the report without hashes') }),
+  })
+  .meta({ id: 'ScanReport' });
+
 const Schedule = z
   .object({
     schedule: z.enum(['off', 'daily', 'weekly']),
@@ -193,7 +216,17 @@ export const scansRoutes = [
       };
     },
     responses: {
-      200: { description: '{ scan }; with format/download the report as JSON ({ report }), text/csv or text/html', schema: z.object({ scan: ScanDetail }) },
+      200: {
+        description: '{ scan } by default; the report with format=json&download=1 ({ report }), format=csv or format=html',
+        content: {
+          'application/json': z
+            .union([z.object({ scan: ScanDetail }), z.object({ report: ScanReportBody }).describe('format=json&download=1: the report, as downloaded')])
+            .describe('{ scan } without download=1; { report } with format=json&download=1'),
+          'text/csv': z.string().describe('format=csv: the report as CSV'),
+          'text/html': z.string().describe('format=html: the report as a printable self-contained page'),
+        },
+        headers: { 'Content-Disposition': 'inline or attachment (download=1), with a filename; on the report' },
+      },
       400: { description: 'Unknown format (validation_failed)', schema: ErrorBody },
       ...sessionErrors,
     },

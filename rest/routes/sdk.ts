@@ -310,6 +310,9 @@ const sdkApiRoutes: RouteDef[] = [
     queryParams: z.object({ key: z.string().optional().describe('For compatibility only; the SDK sends the key as Bearer') }),
     requestHeaders: conditionalHeaders,
     variables: ({ query }) => ({ key: query.key }),
+    // The contract's config errors have no 400 and an unknown key is 401: `?key=%00` is an unknown key (ignored
+    // beside a Bearer key, as any `key` is), not extensions.md section 9's 400 for query text.
+    unstorableParamsNameNothing: true,
     respond: (data: { sdkConfig: ConfigData }, req) => configResponse(data.sdkConfig, req.headers),
     fromMemory: configFromMemory,
     responses: {
@@ -522,6 +525,7 @@ const preferencesRoute = route({
   operation: 'PublishableKeyStatus',
   queryParams: z.object({ key: z.string().describe('pk_live_ publishable key') }),
   variables: ({ query }) => ({ key: query.key ?? '' }),
+  unstorableParamsNameNothing: true, // `?key=%00` is an unknown key: the 401 HTML page
   respond: (data: { publishableKeyStatus: 'ACTIVE' | 'REVOKED' | 'UNKNOWN' }, req) => {
     if (!req.query.key) return page(400, 'Missing key', '<p>This address needs a <code>key</code> parameter with a publishable key.</p>');
     if (data.publishableKeyStatus === 'REVOKED') return page(403, 'Key revoked', '<p>This publishable key has been revoked.</p>');

@@ -15,6 +15,7 @@ import {
   type ScheduleView,
 } from '../../src/scanner/service.js';
 import { builder } from '../builder.js';
+import { Node } from './node.js';
 
 const ScanSubject = builder.simpleObject('ScanSubject', {
   description: 'What a finding is about',
@@ -40,6 +41,7 @@ export const ScanFinding = builder.objectRef<Finding>('ScanFinding').implement({
 
 export const Scan = builder.objectRef<ScanRow>('Scan').implement({
   description: 'A scan of pages of the site: three visits each, in Chromium (docs/scanner.md)',
+  interfaces: [Node],
   fields: (t) => ({
     id: t.exposeID('id'),
     projectId: t.exposeID('projectId'),

@@ -10,6 +10,7 @@ import { AppError, notFound, validationFailed } from '../errors.js';
 import type { Role } from '../generated/prisma/client.js';
 import { apiKeySelect } from '../keys/service.js';
 import { MEMBER_SELECT } from '../organizations/members.js';
+import { readScansById } from '../scanner/service.js';
 import { readReceiptViews } from './loaders.js';
 
 export const MAX_NODES = 100;
@@ -92,6 +93,13 @@ export const NODE_SOURCES: Record<string, NodeSource> = {
     ownerColumn: 'project_id',
     owner: { project: 'VIEWER' },
     read: (prisma, ids) => prisma.webhookDelivery.findMany({ where: { id: { in: ids } } }),
+  },
+  // As `scan(projectId, scanId)` and `Project.scans`: Viewer of its project; read whole, with its report.
+  Scan: {
+    table: 'scans',
+    ownerColumn: 'project_id',
+    owner: { project: 'VIEWER' },
+    read: readScansById,
   },
   Notification: {
     table: 'notifications',

@@ -190,6 +190,11 @@ export function readScans(db: Db, projectId: string, page: { after: { at: Date; 
 }
 
 /** GET /scans/:scanId: the scan with its report. */
+/** Scans by id with their reports, as `scan` reads one (node(id) and nodes(ids), src/graph/nodes.ts; authorised there). */
+export function readScansById(db: Db, ids: string[]): Promise<ScanRow[]> {
+  return db.scan.findMany({ where: { id: { in: ids } }, select: { ...SCAN_FIELDS, report: true } });
+}
+
 export async function getScan(db: Db, projectId: string, scanId: string): Promise<ScanRow> {
   // Scan ids are UUIDs: anything else (a NUL byte included, which PostgreSQL cannot compare) is simply not found.
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(scanId)) throw notFound('Scan');

@@ -6,6 +6,9 @@
 // makes `fetch` reject, so the test that received it fails with the route, status and the document's complaint.
 // The document is built in-process from the route table, the same function the server serves, once per worker;
 // each validator is compiled once, on first use.
+// A test that sends malformed requests on purpose (test/routes-property.test.ts) marks them with
+// HOSTILE_REQUEST_HEADER: the check strips the header before the request leaves and skips the request-side checks
+// for it (a service may accept and ignore a stray body), but still checks the ANSWER against the document.
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 
 const STATE = Symbol.for('consent-service.openapi-conformance');
@@ -23,6 +26,9 @@ export function checkAnswersOf(url: string): void {
 export function forgetServer(url: string): void {
   state.origins.delete(new URL(url).origin);
 }
+
+/** Marks a deliberately malformed request: stripped before sending; its answer is checked, the request is not. */
+export const HOSTILE_REQUEST_HEADER = 'x-test-hostile-request';
 
 type Json = Record<string, any>;
 /** What the test sent: its body is read from `init` and never consumed here. */
@@ -101,7 +107,7 @@ class Checker {
   }
 
   /** The problems of one exchange, or [] when the document describes it. */
-  async problems(request: SentRequest, requestBody: string | undefined, response: Response): Promise<string[]> {
+  async problems(request: SentRequest, requestBody: string | undefined, response: Response, hostile = false): Promise<string[]> {
     const url = new URL(request.url);
     if (NOT_DOCUMENTED_HERE.has(url.pathname)) return [];
     const method = request.method === 'HEAD' ? 'GET' : request.method;
@@ -135,7 +141,8 @@ class Checker {
       }
     }
     // A request the service accepted must be one the document allows: a generated client can send it.
-    if (response.ok) problems.push(...this.requestProblems(request, requestBody, url, method, template!, op));
+    // (Not for a request marked hostile: it is malformed on purpose; only its answer must be documented.)
+    if (response.ok && !hostile) problems.push(...this.requestProblems(request, requestBody, url, method, template!, op));
     return problems;
   }
 
@@ -196,6 +203,11 @@ export function installConformanceCheck(): void {
       input instanceof Request
         ? { url: input.url, method: (init?.method ?? input.method).toUpperCase(), headers: new Headers(init?.headers ?? input.headers) }
         : { url: String(input), method: (init?.method ?? 'GET').toUpperCase(), headers: new Headers(init?.headers) };
+    const hostile = request.headers.has(HOSTILE_REQUEST_HEADER);
+    if (hostile) {
+      request.headers.delete(HOSTILE_REQUEST_HEADER);
+      init = { ...init, headers: request.headers }; // init's headers replace a Request's own
+    }
     if (!state.origins.has(new URL(request.url).origin) || request.method === 'OPTIONS') return original(input, init);
     const sent = init?.body ?? undefined;
     // A Request carries its own body (openapi-fetch sends one): read a copy of it.
@@ -211,7 +223,7 @@ export function installConformanceCheck(): void {
       request.headers.set('content-type', 'application/x-www-form-urlencoded');
     }
     const response = await original(input, init);
-    const problems = await (await checker()).problems(request, body, response);
+    const problems = await (await checker()).problems(request, body, response, hostile);
     if (problems.length) {
       await response.body?.cancel().catch(() => {});
       const { template } = (await checker()).match(request.method === 'HEAD' ? 'GET' : request.method, new URL(request.url).pathname);

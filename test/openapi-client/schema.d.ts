@@ -1599,6 +1599,45 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        ScanReport: {
+            scan: {
+                id: string;
+                projectId: string;
+                /** @enum {string} */
+                trigger: "manual" | "schedule";
+                urls: string[];
+                followLinks: number;
+                /** @description ISO 8601 UTC with milliseconds */
+                startedAt: string;
+                /** @description ISO 8601 UTC with milliseconds */
+                finishedAt: string;
+            };
+            /** @description the version live when the scan ran */
+            versionNumber: number | null;
+            browser: {
+                name: string;
+                version: string;
+            };
+            /** @description the cookie catalogue snapshot the findings used */
+            catalogue: {
+                [key: string]: unknown;
+            };
+            limits: {
+                pages: number;
+                visitTimeoutMs: number;
+                maxPageBytes: number;
+            };
+            /** @description each page with its three visits (docs/scanner.md) */
+            pages: {
+                [key: string]: unknown;
+            }[];
+            findings: components["schemas"]["ScanFinding"][];
+            summary: components["schemas"]["ScanSummary"];
+            hashes: {
+                /** @description SHA-256 of the canonical JSON of the report without hashes */
+                reportHash: string;
+            };
+        };
     };
     responses: never;
     parameters: never;
@@ -4392,6 +4431,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description validation_failed (SDK routes: invalid_body): a query parameter holds U+0000 or an unpaired surrogate */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description invalid_key */
             401: {
@@ -7408,15 +7456,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description { scan }; with format/download the report as JSON ({ report }), text/csv or text/html */
+            /** @description { scan } by default; the report with format=json&download=1 ({ report }), format=csv or format=html */
             200: {
                 headers: {
+                    /** @description inline or attachment (download=1), with a filename; on the report */
+                    "Content-Disposition"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
                         scan: components["schemas"]["Scan"];
+                    } | {
+                        report: components["schemas"]["ScanReport"];
                     };
+                    "text/csv": string;
+                    "text/html": string;
                 };
             };
             /** @description Unknown format (validation_failed) */
