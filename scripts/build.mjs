@@ -16,7 +16,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DIST = join(ROOT, 'dist');
 const STAMP = join(DIST, '.built');
 const SOURCES = ['src', 'schema', 'rest'];
-const INPUTS = [...SOURCES, 'verify', 'prisma/migrations', 'sdk/dist', 'console/dist', 'package.json', 'tsconfig.json'];
+export const INPUTS = [...SOURCES, 'verify', 'prisma/migrations', 'sdk/dist', 'console/dist', 'package.json', 'tsconfig.json'];
 const ASSETS = [
   // verify/: the ledger's hashing, shared with the standalone verifier (plain JavaScript, copied as it is).
   'verify',

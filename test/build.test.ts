@@ -8,11 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { INPUTS } from '../scripts/build.mjs';
 import { freePort, migratedDataDir } from './helpers/service-process.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-/** What `npm start` needs of a checkout (scripts/build.mjs INPUTS, and the script itself). */
-const CHECKOUT = ['src', 'schema', 'rest', 'verify', 'prisma/migrations', 'sdk/dist', 'console/dist', 'scripts', 'package.json', 'tsconfig.json'];
+/** What `npm start` needs of a checkout: the build's own inputs (so a new one cannot be forgotten here) and the script. */
+const CHECKOUT = [...INPUTS, 'scripts'];
 
 const temps: string[] = [];
 const children: ChildProcess[] = [];

@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApi } from '../rest/openapi.js';
 import { allRoutes } from '../rest/routes/index.js';
-import { team } from './helpers/fixtures.js';
+import { PASSWORD, team } from './helpers/fixtures.js';
 import { HOSTILE_REQUEST_HEADER } from './helpers/openapi-conformance.js';
 import { createKey } from './helpers/sdk.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
@@ -140,7 +140,7 @@ beforeAll(async () => {
     path: 'index.html',
     key: key.secret,
   };
-  ownerLogin = { email: t.owner.email, password: 'correct horse battery' };
+  ownerLogin = { email: t.owner.email, password: PASSWORD };
 });
 afterAll(() => server?.close());
 
@@ -187,6 +187,8 @@ describe('every documented route, driven from its schema: no 5xx', () => {
       : security.includes('publishableKey')
         ? ids.key
         : undefined;
+    // Without a real session every route would answer 401 and "no 5xx" would prove nothing.
+    if (security.includes('session') || security.includes('publishableKey')) expect(token, 'a session or key for the route').toEqual(expect.any(String));
     // Malformed on purpose (a body where none is documented, …): the conformance check skips the request side
     // and checks every answer against the document.
     const headers = { 'X-Consent-Installation': 'installation-1', [HOSTILE_REQUEST_HEADER]: '1' };

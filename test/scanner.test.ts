@@ -434,12 +434,12 @@ describe('scheduled scans', () => {
 describe('the guard proxy', () => {
   let servers: Server[];
   const hits: Record<string, number> = {};
-  const serve = async (host: string, body: string) => {
+  const serve = async (host: string, body: string, port = 0) => {
     const server = createServer((_req, res) => {
       hits[host] = (hits[host] ?? 0) + 1;
       res.writeHead(200, { 'Content-Type': 'text/plain' }).end(body);
     });
-    await new Promise<void>((done) => server.listen(0, host, done));
+    await new Promise<void>((done) => server.listen(port, host, done));
     servers.push(server);
     return (server.address() as AddressInfo).port;
   };
@@ -468,7 +468,8 @@ describe('the guard proxy', () => {
   it('connects to the address it checked: a name that resolves differently later is not looked up again', async () => {
     // "rebind.test" answers a public stand-in first and loopback on every later lookup (DNS rebinding).
     const port = await serve('127.0.0.3', 'public');
-    await serve('127.0.0.1', 'internal');
+    // The internal server on the same port: a request forwarded to the rebound address would land here.
+    await serve('127.0.0.1', 'internal', port);
     let lookups = 0;
     const proxy = await startGuardProxy(
       { allowAddress: (address) => address === '127.0.0.3', resolve: async () => (lookups++ === 0 ? ['127.0.0.3'] : ['127.0.0.1']) },

@@ -46,7 +46,12 @@ describe('Project.sdkRefusals', () => {
     expect((await t.config(t.key.secret, 'https://shop.example')).status).toBe(200);
     expect((await t.config(t.key.secret)).status).toBe(200);
     expect((await refusals(t.viewer.token, t.project.id)).data.project!.sdkRefusals).toEqual([]);
-    expect(await server.services.db.prisma.sdkRefusal.count({ where: { projectId: t.project.id } })).toBe(0);
+    // Refusals are written without being awaited: one refused request afterwards, seen written, is the sentinel
+    // that anything the passing requests had written would be there too.
+    expect((await t.config(t.key.secret, 'https://elsewhere.example')).status).toBe(403);
+    const [only] = await t.seen(1);
+    expect(only).toMatchObject({ kind: 'origin_not_allowed', origin: 'https://elsewhere.example' });
+    expect(await server.services.db.prisma.sdkRefusal.count({ where: { projectId: t.project.id } })).toBe(1);
   });
 
   it('says which origin was not allowed, with the key’s prefix, and a revoked key', async () => {

@@ -86,7 +86,8 @@ export class ReadReplica implements Worker {
   serves(through?: Date): boolean {
     if (through !== undefined) {
       const horizon = this.horizon();
-      return horizon !== null && through.getTime() <= horizon.getTime();
+      // Strictly before: a receipt created at the horizon itself may not have reached the standby.
+      return horizon !== null && through.getTime() < horizon.getTime();
     }
     // A check that stopped happening (a blocked event loop) must not keep an old verdict alive.
     return this.reason === 'in_use' && performance.now() - this.checkedAt <= Math.max(this.config.databaseReplicaMaxLagMs, 3 * REPLICA_CHECK_MS);

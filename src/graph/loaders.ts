@@ -5,7 +5,7 @@ import { consentConfigurations } from '../consent/configuration.js';
 import { listPublishEvidenceOf } from '../evidence/package.js';
 import type { Context } from '../context.js';
 import { apiKeySelect } from '../keys/service.js';
-import type { ReceiptView } from '../receipts/service.js';
+import { receiptView, receiptViewSelect, type ReceiptView } from '../receipts/service.js';
 import { toConnection, type PageAfter, type PageArgs } from './connection.js';
 
 interface PageKey extends PageArgs {
@@ -69,25 +69,8 @@ function byParent<Row, Value>(read: (ids: string[]) => Promise<Row[]>, parentOf:
 
 /** Receipts by id as the graph shows them (with their version's number). */
 export async function readReceiptViews(prisma: Context['prisma'], ids: string[]): Promise<ReceiptView[]> {
-  const rows = await prisma.receipt.findMany({
-    where: { id: { in: ids } },
-    select: {
-      id: true,
-      versionId: true,
-      consentHash: true,
-      choices: true,
-      installationId: true,
-      sdkVersion: true,
-      locale: true,
-      gpc: true,
-      jurisdiction: true,
-      action: true,
-      gpp: true,
-      createdAt: true,
-      version: { select: { number: true } },
-    },
-  });
-  return rows.map(({ version, ...row }) => ({ ...row, versionNumber: version.number }));
+  const rows = await prisma.receipt.findMany({ where: { id: { in: ids } }, select: receiptViewSelect });
+  return rows.map(receiptView);
 }
 
 function createLoaders(ctx: Context) {

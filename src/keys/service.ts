@@ -17,6 +17,9 @@ export const apiKeySelect = { id: true, name: true, prefix: true, createdAt: tru
 
 const createApiKeyInput = z.object({ name: z.string().trim().max(120, 'At most 120 characters').optional() }).strict();
 
+/** The part of a key the console shows and `api_keys.prefix` stores: `pk_live_` and 6 characters. */
+export const keyPrefixOf = (secret: string): string => secret.slice(0, KEY_PREFIX.length + 6);
+
 /** Creates a key; the secret is returned here once and only its SHA-256 is stored. */
 export async function createApiKey(services: Services, projectId: string, input: unknown) {
   const data = parseInput(createApiKeyInput, input ?? {});
@@ -25,7 +28,7 @@ export async function createApiKey(services: Services, projectId: string, input:
   const now = services.now();
   const apiKey = await services.db.prisma.$transaction(async (tx) => {
     const created = await tx.apiKey.create({
-      data: { projectId, name: data.name ?? '', prefix: KEY_PREFIX + body.slice(0, 6), secretHash: sha256Hex(secret), createdAt: now },
+      data: { projectId, name: data.name ?? '', prefix: keyPrefixOf(secret), secretHash: sha256Hex(secret), createdAt: now },
       select: { ...apiKeySelect, project: { select: { organizationId: true, name: true } } },
     });
     await notifyMembers(tx, {

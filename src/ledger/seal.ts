@@ -1,8 +1,8 @@
-import { uuidv7 } from 'uuidv7';
 import { checkpointHash, checkpointMessage, leafHash, merkleRoot, type SignedCheckpoint } from '../../verify/ledger.mjs';
-import { outageMonitor } from '../db/unavailable.js';
+import { isDatabaseUnavailable, outageMonitor } from '../db/unavailable.js';
 import { exportedReceipt, receiptOfRow, type ReceiptRow } from '../receipts/service.js';
 import type { Services } from '../services.js';
+import { projectWebhookEvent } from '../webhooks/outbox.js';
 import { wakeWebhookWorker } from '../webhooks/worker.js';
 import type { Worker } from '../workers.js';
 import { ledgerSigner } from './keys.js';
@@ -80,13 +80,8 @@ export async function sealProject(services: Services, projectId: string): Promis
     );
     // Operators who keep roots outside our reach take them from their webhook, when they asked (docs/ledger.md).
     if (!head.checkpoint_webhook) return { checkpoint, queued: false };
-    const eventId = uuidv7();
-    const payload = { id: eventId, type: 'ledger.checkpoint', createdAt: body.createdAt, data: checkpoint };
-    const queued = await tx.query(
-      `INSERT INTO webhook_events (id, project_id, type, payload, created_at, next_attempt_at)
-       SELECT $1, project_id, 'ledger.checkpoint', $2::jsonb, $3, $3 FROM webhooks WHERE project_id = $4 AND enabled RETURNING id`,
-      [eventId, JSON.stringify(payload), body.createdAt, projectId],
-    );
+    const event = projectWebhookEvent(projectId, 'ledger.checkpoint', checkpoint, new Date(body.createdAt));
+    const queued = await tx.query(event.sql, event.params);
     return { checkpoint, queued: queued.length > 0 };
   });
   if (sealed === null || sealed === 'busy') return sealed;
@@ -99,11 +94,17 @@ export async function sealDue(services: Services): Promise<SignedCheckpoint[]> {
   const projects = await services.db.query<{ project_id: string }>('SELECT DISTINCT project_id FROM ledger_pending');
   const made: SignedCheckpoint[] = [];
   for (const { project_id: projectId } of projects) {
-    for (;;) {
-      const checkpoint = await sealProject(services, projectId);
-      if (checkpoint === null || checkpoint === 'busy') break;
-      made.push(checkpoint);
-      if (checkpoint.count < MAX_LEAVES) break;
+    try {
+      for (;;) {
+        const checkpoint = await sealProject(services, projectId);
+        if (checkpoint === null || checkpoint === 'busy') break;
+        made.push(checkpoint);
+        if (checkpoint.count < MAX_LEAVES) break;
+      }
+    } catch (error) {
+      // One project's failure must not hold back every other tenant's sealing; an outage ends the round.
+      if (isDatabaseUnavailable(error)) throw error;
+      services.logger.error({ err: error, projectId }, 'ledger: sealing a project failed');
     }
   }
   return made;

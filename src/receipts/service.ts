@@ -56,6 +56,25 @@ function decodeCursor(cursor: string): Position | null {
   }
 }
 
+/** The columns of a receipt as lists and the graph show it, with its version's number (`receiptView` maps them). */
+export const receiptViewSelect = {
+  id: true,
+  versionId: true,
+  consentHash: true,
+  choices: true,
+  installationId: true,
+  sdkVersion: true,
+  createdAt: true,
+  locale: true,
+  gpc: true,
+  jurisdiction: true,
+  action: true,
+  gpp: true,
+  version: { select: { number: true } },
+} as const;
+
+export const receiptView = <Row extends { version: { number: number } }>({ version, ...row }: Row) => ({ ...row, versionNumber: version.number });
+
 /**
  * A page of receipts, newest first, by keyset on (createdAt, id): receipts
  * recorded while paging never shift later pages, so nothing repeats and nothing
@@ -77,28 +96,14 @@ export async function listReceipts(services: Services, projectId: string, input:
       },
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
       take: data.limit + 1,
-      select: {
-        id: true,
-        versionId: true,
-        consentHash: true,
-        choices: true,
-        installationId: true,
-        sdkVersion: true,
-        createdAt: true,
-        locale: true,
-        gpc: true,
-        jurisdiction: true,
-        action: true,
-        gpp: true,
-        version: { select: { number: true } },
-      },
+      select: receiptViewSelect,
     });
   // A page that ends before the replica's horizon (a cursor's or `to`'s) may come from the replica: it holds
   // every receipt of that range. The first page (up to now) comes from the primary, so a receipt just recorded
   // is listed, and paging never skips one that existed when paging began (docs/scaling.md, "Read replicas").
   const newest = after?.createdAt ?? data.to;
   const rows = newest ? await readFromReplica(services, read, { through: newest }) : await read(services.db);
-  const page = rows.slice(0, data.limit).map(({ version, ...row }): ReceiptView => ({ ...row, versionNumber: version.number }));
+  const page: ReceiptView[] = rows.slice(0, data.limit).map(receiptView);
   const last = page.at(-1);
   return { receipts: page, nextCursor: rows.length > data.limit && last ? encodeCursor(last) : null };
 }

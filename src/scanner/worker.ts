@@ -12,6 +12,7 @@ import type { Prisma } from '../generated/prisma/client.js';
 import { notifyMembers } from '../notifications/notify.js';
 import type { Services } from '../services.js';
 import { isAllowedAddress } from '../webhooks/address.js';
+import { projectWebhookEvent } from '../webhooks/outbox.js';
 import { wakeWebhookWorker } from '../webhooks/worker.js';
 import type { Worker } from '../workers.js';
 import { loadCatalogue } from './catalogue.js';
@@ -125,25 +126,17 @@ async function announceNew(tx: Tx, scan: ClaimedScan, report: ScanReport, now: D
     link: `/projects/${scan.projectId}/scans/${scan.id}`,
     createdAt: now,
   });
-  const eventId = uuidv7();
-  const payload = {
-    id: eventId,
-    type: 'scan.completed',
-    createdAt: now.toISOString(),
-    data: {
-      projectId: scan.projectId,
-      scanId: scan.id,
-      previousScanId: previous?.id ?? null,
-      reportHash: report.hashes.reportHash,
-      versionNumber: report.versionNumber,
-      summary: report.summary,
-      newFindings: fresh.map(({ type, pageUrl, subject, category, vendor }) => ({ type, pageUrl, subject, category, vendor })),
-    },
+  const data = {
+    projectId: scan.projectId,
+    scanId: scan.id,
+    previousScanId: previous?.id ?? null,
+    reportHash: report.hashes.reportHash,
+    versionNumber: report.versionNumber,
+    summary: report.summary,
+    newFindings: fresh.map(({ type, pageUrl, subject, category, vendor }) => ({ type, pageUrl, subject, category, vendor })),
   };
-  await tx.$executeRaw`
-    INSERT INTO webhook_events (id, project_id, type, payload, created_at, next_attempt_at)
-    SELECT ${eventId}, ${scan.projectId}, 'scan.completed', ${JSON.stringify(payload)}::jsonb, ${now}, ${now}
-    FROM webhooks WHERE project_id = ${scan.projectId} AND enabled`;
+  const event = projectWebhookEvent(scan.projectId, 'scan.completed', data, now);
+  await tx.$queryRawUnsafe(event.sql, ...event.params);
   return true;
 }
 

@@ -1,9 +1,9 @@
 import type { AppError } from '../errors.js';
-import { KEY_PATTERN } from '../keys/service.js';
+import { KEY_PATTERN, keyPrefixOf } from '../keys/service.js';
 import type { Services } from '../services.js';
 import { sdkCache, type ProjectAccess } from './cache.js';
 import { invalidKey, originNotAllowed, revokedKey } from './errors.js';
-import { keyPrefixOf, sdkRefusals } from './refusals.js';
+import { sdkRefusals } from './refusals.js';
 
 export interface SdkCaller {
   keyId: string;

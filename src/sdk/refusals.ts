@@ -4,7 +4,7 @@
 // every page view, so a refusal is written at most once a minute per project and kind (in memory first, like a
 // key's lastUsedAt), without delaying the answer, and a failed write is only logged.
 import type { Services } from '../services.js';
-import { KEY_PREFIX } from '../keys/service.js';
+import { KEY_PREFIX, keyPrefixOf } from '../keys/service.js';
 
 export type RefusalKind = 'invalid_key' | 'revoked_key' | 'origin_not_allowed';
 
@@ -19,12 +19,7 @@ const WRITE_EVERY_MS = 60_000;
 const MAX_ENTRIES = 10_000;
 /** An unknown key is tied to a project by its prefix: one lookup per prefix a minute, and at most this many a minute. */
 const MAX_PREFIX_LOOKUPS_PER_MINUTE = 60;
-/** The part of a key the console shows and stores (`pk_live_` and 6 characters, as `api_keys.prefix`). */
-const PREFIX_LENGTH = KEY_PREFIX.length + 6;
-const PREFIX_SHAPE = /^pk_live_[0-9A-Za-z]{6}/;
-
-/** The prefix of a publishable key, as stored in `api_keys.prefix` and shown in the console. */
-export const keyPrefixOf = (token: string): string => token.slice(0, PREFIX_LENGTH);
+const PREFIX_SHAPE = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{6}`);
 
 class RefusalLog {
   private readonly writtenAt = new Map<string, number>();

@@ -1,3 +1,4 @@
+import { uuidv7 } from 'uuidv7';
 import type { Prisma } from '../generated/prisma/client.js';
 
 type Tx = Prisma.TransactionClient;
@@ -37,4 +38,19 @@ export async function enqueueConsentUpdatedBatch(tx: Tx, events: ConsentUpdatedE
     SELECT e.id, e.project_id, 'consent.updated', e.payload, e.created_at, e.created_at
     FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS e(id text, project_id text, payload jsonb, created_at timestamptz)
     JOIN webhooks AS w ON w.project_id = e.project_id AND w.enabled`;
+}
+
+/**
+ * One event for a project's webhook, queued only where the project has an enabled one: the statement and its
+ * parameters, for a Prisma transaction (`$queryRawUnsafe`) or a plain one (`query`) alike. It returns the queued
+ * row's id, so the caller wakes the delivery worker only when something was queued.
+ */
+export function projectWebhookEvent(projectId: string, type: string, data: unknown, createdAt: Date): { sql: string; params: unknown[] } {
+  const id = uuidv7();
+  const at = createdAt.toISOString();
+  return {
+    sql: `INSERT INTO webhook_events (id, project_id, type, payload, created_at, next_attempt_at)
+          SELECT $1, project_id, $2, $3::jsonb, $4::timestamptz, $4::timestamptz FROM webhooks WHERE project_id = $5 AND enabled RETURNING id`,
+    params: [id, type, JSON.stringify({ id, type, createdAt: at, data }), at, projectId],
+  };
 }

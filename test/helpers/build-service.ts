@@ -1,6 +1,5 @@
 // vitest globalSetup (after build-sdk.ts: dist/ carries a copy of sdk/dist): tests that start the service as
 // `npm start` does run the compiled dist/, so build it when it is missing or older than the sources.
-// @ts-expect-error a plain .mjs script, no types
 import { build, distIsFresh } from '../../scripts/build.mjs';
 
 export default function setup(): void {

@@ -1,6 +1,7 @@
 // The site scanner (docs/scanner.md): start a scan of some pages (Admin), the schedule (Admin sets, everyone
 // reads), the scans newest first with their counts, and one scan's findings with their evidence; unmapped
 // cookies can be added to the draft under a purpose (an ordinary draft edit, published with the next version).
+import { TableBox } from '../components/table-box';
 import { useEffect, useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { Empty, ErrorState, QueryState } from '../components/states';
@@ -169,7 +170,7 @@ function Schedule({ projectId, schedule, canEdit }: { projectId: string; schedul
 
 function ScanTable({ scans, selected, onSelect }: { scans: Scan[]; selected: string | null; onSelect(id: string): void }) {
   return (
-    <div className="table-scroll">
+    <TableBox>
       <table>
         <caption className="visually-hidden">Scans, newest first</caption>
         <thead>
@@ -211,7 +212,7 @@ function ScanTable({ scans, selected, onSelect }: { scans: Scan[]; selected: str
           })}
         </tbody>
       </table>
-    </div>
+    </TableBox>
   );
 }
 
@@ -253,7 +254,7 @@ function ScanDetail({ projectId, scanId, purposes, canEdit }: { projectId: strin
 
 function FindingTable({ projectId, findings, purposes, canEdit }: { projectId: string; findings: Finding[]; purposes: Purpose[]; canEdit: boolean }) {
   return (
-    <div className="table-scroll">
+    <TableBox>
       <table>
         <caption className="visually-hidden">Findings with their evidence</caption>
         <thead>
@@ -291,7 +292,7 @@ function FindingTable({ projectId, findings, purposes, canEdit }: { projectId: s
           ))}
         </tbody>
       </table>
-    </div>
+    </TableBox>
   );
 }
 

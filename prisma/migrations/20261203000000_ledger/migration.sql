@@ -6,7 +6,8 @@
 -- sealed" cannot be a column of theirs. No foreign keys: this is on the consent POST's path.
 CREATE TABLE "ledger_pending" (
   "project_id" TEXT NOT NULL,
-  "receipt_id" TEXT NOT NULL,
+  -- Byte order (as the sealer reads it: uuidv7 ids in time order), so the key's index serves its ORDER BY.
+  "receipt_id" TEXT COLLATE "C" NOT NULL,
   "receipt_created_at" TIMESTAMPTZ(3) NOT NULL,
   PRIMARY KEY ("project_id", "receipt_id")
 );

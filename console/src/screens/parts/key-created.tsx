@@ -1,30 +1,21 @@
 // The one moment the console knows a publishable key in full: right after it is created. A modal dialog shows the
 // key and the install snippet filled in with it, ready to paste (Copy copies exactly what is shown), until the
 // operator says they have stored them.
-import { useEffect, useId, useRef, useState } from 'react';
-import { CopyBlock } from '../../components/copy';
+import { useEffect, useId, useRef } from 'react';
+import { CopyBlock, secretCopyStatus, useCopy } from '../../components/copy';
 import { installSnippet } from '../../lib/snippet';
 
 export function KeyCreatedDialog({ name, secret, googleConsentMode, onDone }: { name: string; secret: string; googleConsentMode: boolean; onDone(): void }) {
   const ref = useRef<HTMLDialogElement>(null);
   const input = useRef<HTMLInputElement>(null);
   const id = useId();
-  const [copied, setCopied] = useState<'yes' | 'failed' | null>(null);
+  // No clipboard permission: the field is selected for Ctrl+C.
+  const { copied, copy } = useCopy(secret, () => input.current?.select());
   useEffect(() => {
     const dialog = ref.current;
     if (dialog && !dialog.open) dialog.showModal();
     return () => dialog?.close();
   }, []);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(secret);
-      setCopied('yes');
-    } catch {
-      // No clipboard permission (an insecure origin, a denied prompt): select it for Ctrl+C.
-      input.current?.select();
-      setCopied('failed');
-    }
-  };
   const snippet = installSnippet({ origin: window.location.origin, publicKey: secret, googleConsentMode });
   return (
     <dialog ref={ref} aria-labelledby={`${id}-title`} className="key-created" onCancel={(event) => (event.preventDefault(), onDone())}>
@@ -42,7 +33,7 @@ export function KeyCreatedDialog({ name, secret, googleConsentMode, onDone }: { 
         </button>
       </div>
       <p role="status" className="muted">
-        {copied === 'yes' ? 'Copied to the clipboard.' : copied === 'failed' ? 'The browser refused the clipboard: the key is selected, press Ctrl+C.' : ''}
+        {secretCopyStatus(copied)}
       </p>
       <h3>Install snippet, ready to paste</h3>
       <p>

@@ -1,21 +1,13 @@
 // A secret the API returns once (a publishable key, a webhook signing secret): shown in a read-only field
 // with a copy button until the operator says they have stored it.
-import { useId, useRef, useState } from 'react';
+import { useId, useRef } from 'react';
+import { secretCopyStatus, useCopy } from '../../components/copy';
 
 export function OneTimeSecret({ label, secret, onDone }: { label: string; secret: string; onDone(): void }) {
   const id = useId();
   const input = useRef<HTMLInputElement>(null);
-  const [copied, setCopied] = useState<'yes' | 'failed' | null>(null);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(secret);
-      setCopied('yes');
-    } catch {
-      // No clipboard permission (an insecure origin, a denied prompt): select it for Ctrl+C.
-      input.current?.select();
-      setCopied('failed');
-    }
-  };
+  // No clipboard permission: the field is selected for Ctrl+C.
+  const { copied, copy } = useCopy(secret, () => input.current?.select());
   return (
     <div className="secret card" role="region" aria-labelledby={`${id}-title`}>
       <p id={`${id}-title`} className="secret-title">
@@ -35,7 +27,7 @@ export function OneTimeSecret({ label, secret, onDone }: { label: string; secret
         </button>
       </div>
       <p role="status" className="muted">
-        {copied === 'yes' ? 'Copied to the clipboard.' : copied === 'failed' ? 'The browser refused the clipboard: the key is selected, press Ctrl+C.' : ''}
+        {secretCopyStatus(copied)}
       </p>
     </div>
   );
