@@ -131,8 +131,8 @@ describe('introspection and GraphiQL', () => {
     expect(loadConfig({ GRAPHQL_INTROSPECTION: 'false' }).introspection).toBe(false);
     expect(loadConfig({}).introspection).toBe(true);
 
-    const production = await startTestServer({ ...loadConfig(base), port: 0, logLevel: 'silent' });
-    const open = await startTestServer({ ...loadConfig({ ...base, GRAPHQL_INTROSPECTION: 'true' }), port: 0, logLevel: 'silent' });
+    const production = await startTestServer({ ...loadConfig(base), port: 0, logLevel: 'silent', dataDir: 'memory://' });
+    const open = await startTestServer({ ...loadConfig({ ...base, GRAPHQL_INTROSPECTION: 'true' }), port: 0, logLevel: 'silent', dataDir: 'memory://' });
     try {
       const refused = await gql(production, introspection);
       expect(refused.body.data).toBeUndefined();

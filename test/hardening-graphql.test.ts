@@ -86,7 +86,7 @@ describe('GraphQL limits', () => {
   it('gives no field suggestions in production (main: "Did you mean "me"?" revealed the schema)', async () => {
     const development = await gql('{ mee }');
     expect(development.body.errors[0].message).toMatch(/Did you mean "me"\?/);
-    const production = await startTestServer({ ...loadConfig({ NODE_ENV: 'production', BILLING_PROVIDER: 'stripe', STRIPE_SECRET_KEY: 'sk_test_unused', BILLING_WEBHOOK_SECRET: 'test-secret', LEDGER_SIGNING_KEY: TEST_LEDGER_SIGNING_KEY }), port: 0, logLevel: 'silent' });
+    const production = await startTestServer({ ...loadConfig({ NODE_ENV: 'production', BILLING_PROVIDER: 'stripe', STRIPE_SECRET_KEY: 'sk_test_unused', BILLING_WEBHOOK_SECRET: 'test-secret', LEDGER_SIGNING_KEY: TEST_LEDGER_SIGNING_KEY }), port: 0, logLevel: 'silent', dataDir: 'memory://' });
     try {
       const res = await gql('{ mee { user { idd } } }', { target: production });
       expect(res.body.errors[0].message).toBe('Cannot query field "mee" on type "Query".');

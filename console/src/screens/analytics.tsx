@@ -230,11 +230,13 @@ function DataTable({ stats, purposes }: { stats: Stats; purposes: PurposeInfo[] 
   return (
     <details className="data-table" open>
       <summary>The numbers as a table</summary>
+      {/* Above the box, not a caption: a caption is as wide as the table and scrolled out of sight on a phone. */}
+      <p id="data-table-about" className="muted">
+        Receipts per {stats.interval} and how they answered; a purpose’s column is the share of receipts that granted it.
+      </p>
       <TableBox layout="scroll" label="Consent numbers per period">
-        <table>
-          <caption>
-            Receipts per {stats.interval} and how they answered; a purpose’s column is the share of receipts that granted it.
-          </caption>
+        <table aria-describedby="data-table-about">
+          <caption className="visually-hidden">Consent numbers per {stats.interval}</caption>
           <thead>
             <tr>
               <th scope="col">{stats.interval === 'day' ? 'Day' : stats.interval === 'week' ? 'Week from' : 'Month from'}</th>
