@@ -222,15 +222,17 @@ async function* exportBatches(services: Services, request: ExportRequest): Async
   }
 }
 
+// `created_at >= $3` repeats the keyset's first column: it prunes the partitions before the position (the row
+// comparison alone does not), so a batch reads from the partition the export has reached.
 const BATCH_SQL = `SELECT id, version_id, consent_hash, choices, installation_id, sdk_version, created_at, locale, gpc, jurisdiction, action, gpp
   FROM receipts
- WHERE project_id = $1 AND created_at < $2 AND (created_at, id) > ($3, $4)
+ WHERE project_id = $1 AND created_at < $2 AND created_at >= $3 AND (created_at, id) > ($3, $4)
  ORDER BY created_at, id
  LIMIT ${EXPORT_BATCH}`;
 
 /**
  * One keyset batch. On PostgreSQL the batch runs with sorting disabled, so it always walks the
- * (project_id, created_at, id) index from the cursor: right after a bulk load, before statistics
+ * (project_id, created_at, id) key from the cursor: right after a bulk load, before statistics
  * exist, the planner would otherwise sort the whole project for every batch.
  */
 function readBatch(db: Database, params: unknown[]): Promise<ReceiptRow[]> {
