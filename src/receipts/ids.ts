@@ -39,7 +39,8 @@ interface LegacyReceipts {
 
 const legacy = new WeakMap<Database, Promise<LegacyReceipts>>();
 
-function legacyReceipts(db: Database): Promise<LegacyReceipts> {
+/** Reads the legacy partition's figures once per database (the server does at start-up, before any request). */
+export function legacyReceipts(db: Database): Promise<LegacyReceipts> {
   let known = legacy.get(db);
   if (!known) {
     known = db
