@@ -222,11 +222,12 @@ async function* exportBatches(services: Services, request: ExportRequest): Async
   }
 }
 
-// `created_at >= $3` repeats the keyset's first column: it prunes the partitions before the position (the row
-// comparison alone does not), so a batch reads from the partition the export has reached.
+// The row comparison is an index condition of the key, so each partition before the position costs one probe
+// that finds nothing. (Repeating it as `created_at >= $3` would prune those, but let the planner walk the
+// created_at index of a large project's month instead, reading every project's receipts: 8x slower.)
 const BATCH_SQL = `SELECT id, version_id, consent_hash, choices, installation_id, sdk_version, created_at, locale, gpc, jurisdiction, action, gpp
   FROM receipts
- WHERE project_id = $1 AND created_at < $2 AND created_at >= $3 AND (created_at, id) > ($3, $4)
+ WHERE project_id = $1 AND created_at < $2 AND (created_at, id) > ($3, $4)
  ORDER BY created_at, id
  LIMIT ${EXPORT_BATCH}`;
 
