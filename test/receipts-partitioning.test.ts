@@ -386,4 +386,19 @@ describe('the partitioning migration, its other paths', () => {
     expect(row!.part).toBe('receipts_legacy');
     await db.close();
   });
+
+  it('lets a fresh installation drop its empty legacy partition and make past months, to import history by month', async () => {
+    const { db } = await beforePartitioning();
+    const shop = await addProject(db, 1);
+    await migrate(db);
+    await db.query('ALTER TABLE receipts DETACH PARTITION receipts_legacy');
+    await db.query('DROP TABLE receipts_legacy');
+    const past = Date.UTC(2025, 5, 17, 12);
+    expect(await db.query<{ made: string }>('SELECT receipts_make_partition($1) AS made', [new Date(past)])).toEqual([{ made: 'receipts_2025_06' }]);
+    await addReceipts(db, [{ id: receiptId(new Date(past)), project: shop, createdAt: past }]);
+    const [row] = await db.query<{ part: string }>('SELECT tableoid::regclass::text AS part FROM receipts');
+    expect(row!.part).toBe('receipts_2025_06');
+    await expect(db.query('DELETE FROM receipts_2025_06')).rejects.toThrow(/immutable: DELETE refused/);
+    await db.close();
+  });
 });

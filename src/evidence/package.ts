@@ -86,8 +86,8 @@ export async function publishEvidencePackage(db: PrismaClient, projectId: string
 /**
  * How many receipts a version has and when the first was recorded, without reading them all: the count from the
  * analytics rollup (written in the receipts' own statement, so it holds every receipt: docs/analytics.md), the
- * first from the rollup's first day, read through the receipts' key (one day of the project, one partition).
- * One statement, so both come from one snapshot.
+ * first among the version's receipts of the rollup's first day (one day, one partition). One statement, so both
+ * come from one snapshot. The rollup's rows of the version are at most 1,460 a year, whatever the receipts.
  */
 async function receiptsOfVersion(db: PrismaClient, projectId: string, versionId: string) {
   const [row] = await db.$queryRaw<{ count: number; first: Date | null }[]>`

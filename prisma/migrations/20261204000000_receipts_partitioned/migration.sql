@@ -19,7 +19,8 @@ CREATE FUNCTION "receipt_id"(created_at TIMESTAMPTZ) RETURNS TEXT LANGUAGE sql V
       || substr(gen_random_uuid()::text, 16)
 $$;
 
--- Makes the partition of the UTC month holding `at`, unless it exists or the legacy partition holds that month;
+-- Makes the partition of the UTC month holding `at`, unless it exists or the legacy partition holds that month
+-- (a fresh installation may drop its empty legacy partition to import history by month: docs/operations.md);
 -- returns its name, or NULL when nothing was made. Partitions do not inherit statement triggers, so each gets
 -- its own TRUNCATE refusal, and a check that the id carries the receipt's time. One maker at a time: the
 -- partition worker of every instance and the receipt writer's fallback take the same lock.
@@ -29,7 +30,7 @@ DECLARE
   name TEXT := 'receipts_' || to_char(month, 'YYYY_MM');
 BEGIN
   PERFORM pg_advisory_xact_lock(72707333);
-  IF to_regclass(name) IS NOT NULL OR month AT TIME ZONE 'UTC' < (receipts_legacy()).before THEN
+  IF to_regclass(name) IS NOT NULL OR (to_regclass('receipts_legacy') IS NOT NULL AND month AT TIME ZONE 'UTC' < (receipts_legacy()).before) THEN
     RETURN NULL;
   END IF;
   EXECUTE format('CREATE TABLE %I PARTITION OF receipts (CONSTRAINT receipts_id_time CHECK (coalesce(receipt_id_time(id) = created_at, false)))
