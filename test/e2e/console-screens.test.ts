@@ -400,7 +400,8 @@ describe('receipts', () => {
     expect(await rows()).toBe(50);
     // Purpose names (with their keys) and what the visitor did, in words (issue 28).
     const newest = page.locator('tbody tr').first();
-    expect(await newest.textContent()).toMatch(/Rejected all.*✕ Advertising ads.*✕ Analytics analytics.*✓ Necessary necessary/);
+    // The names come with the versions, a query of their own that may answer after the receipts.
+    await expect.poll(() => newest.textContent()).toMatch(/Rejected all.*✕ Advertising ads.*✕ Analytics analytics.*✓ Necessary necessary/);
     expect(await page.locator('tbody tr').nth(1).textContent()).toContain('Not said (older SDK)');
     const firstPageTop = await page.locator('tbody tr').first().textContent();
     await page.getByRole('button', { name: 'Next' }).click();
