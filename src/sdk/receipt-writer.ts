@@ -4,6 +4,7 @@ import { isDatabaseUnavailable, serviceUnavailable } from '../db/unavailable.js'
 import { notifyMembers } from '../notifications/notify.js';
 import type { Services } from '../services.js';
 import { metricsOf } from '../metrics/metrics.js';
+import { receiptLeafHash } from '../ledger/leaf.js';
 import { enqueueConsentUpdatedBatch } from '../webhooks/outbox.js';
 import { wakeWebhookWorker } from '../webhooks/worker.js';
 import { rollupUpsert, type Decision } from '../stats/rollup.js';
@@ -11,6 +12,8 @@ import { sdkCache } from './cache.js';
 import type { ReceiptAction } from './consent.js';
 
 type Tx = Prisma.TransactionClient;
+
+const leafHex = (receipt: NewReceipt) => receiptLeafHash(receipt).toString('hex');
 
 /** A checked receipt, ready to store. */
 export interface NewReceipt {
@@ -151,7 +154,8 @@ export class ReceiptWriter {
       const firstReceiptOf = await this.goLiveProjects(tx, unknownLive);
       // One statement for the whole batch, in raw SQL: Prisma would plan a new query for every batch size.
       // With it, in the same statement, the batch summed into the analytics rollup (src/stats/rollup.ts) and
-      // queued for the ledger (committed means it will be sealed, src/ledger/seal.ts).
+      // queued for the ledger with each receipt's leaf, hashed from what is acknowledged (committed means it
+      // will be sealed, src/ledger/seal.ts).
       const column = <K extends keyof NewReceipt>(key: K) => receipts.map((r) => r[key]);
       const rollup = this.rollup ? rollupUpsert(receipts, shard) : null;
       const alongside = rollup || this.ledger;
@@ -169,7 +173,8 @@ export class ReceiptWriter {
           AS r(id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc,
                jurisdiction, action, gpp)
         ${alongside ? Prisma.sql`RETURNING project_id, id, created_at)` : Prisma.empty}
-        ${this.ledger ? Prisma.sql`, queued AS (INSERT INTO ledger_pending (project_id, receipt_id, receipt_created_at) SELECT project_id, id, created_at FROM stored)` : Prisma.empty}
+        ${this.ledger ? Prisma.sql`, queued AS (INSERT INTO ledger_pending (project_id, receipt_id, receipt_created_at, leaf_hash)
+            SELECT s.project_id, s.id, s.created_at, decode(l.leaf, 'hex') FROM stored AS s JOIN unnest(${column('id')}::text[], ${receipts.map(leafHex)}::text[]) AS l(id, leaf) USING (id))` : Prisma.empty}
         ${rollup ?? (alongside ? Prisma.sql`SELECT 1` : Prisma.empty)}`;
       // The outbox insert only matters where a webhook is enabled; ask once per batch.
       const webhooks = await tx.$queryRaw<{ project_id: string }[]>`
