@@ -13,7 +13,6 @@ import type { ReceiptAction } from './consent.js';
 
 type Tx = Prisma.TransactionClient;
 
-const leafHex = (receipt: NewReceipt) => receiptLeafHash(receipt).toString('hex');
 
 /** A checked receipt, ready to store. */
 export interface NewReceipt {
@@ -158,24 +157,25 @@ export class ReceiptWriter {
       // will be sealed, src/ledger/seal.ts).
       const column = <K extends keyof NewReceipt>(key: K) => receipts.map((r) => r[key]);
       const rollup = this.rollup ? rollupUpsert(receipts, shard) : null;
-      const alongside = rollup || this.ledger;
       await tx.$executeRaw`
-        ${alongside ? Prisma.sql`WITH stored AS (` : Prisma.empty}
-        INSERT INTO receipts (id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc,
-                              jurisdiction, action, gpp)
-        SELECT id, project_id, version_id, consent_hash, choices::jsonb, installation_id, sdk_version, api_key_id, created_at::timestamptz, locale, gpc,
-               jurisdiction, action, gpp
-        FROM unnest(${column('id')}::text[], ${column('projectId')}::text[], ${column('versionId')}::text[],
-                    ${column('consentHash')}::text[], ${receipts.map((r) => JSON.stringify(r.choices))}::text[],
-                    ${column('installationId')}::text[], ${column('sdkVersion')}::text[], ${column('apiKeyId')}::text[],
-                    ${receipts.map((r) => r.createdAt.toISOString())}::text[], ${column('locale')}::text[], ${column('gpc')}::boolean[],
-                    ${column('jurisdiction')}::text[], ${column('action')}::text[], ${column('gpp')}::text[])
-          AS r(id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc,
-               jurisdiction, action, gpp)
-        ${alongside ? Prisma.sql`RETURNING project_id, id, created_at)` : Prisma.empty}
+        WITH input AS (
+          SELECT * FROM unnest(${column('id')}::text[], ${column('projectId')}::text[], ${column('versionId')}::text[],
+                               ${column('consentHash')}::text[], ${receipts.map((r) => JSON.stringify(r.choices))}::text[],
+                               ${column('installationId')}::text[], ${column('sdkVersion')}::text[], ${column('apiKeyId')}::text[],
+                               ${receipts.map((r) => r.createdAt.toISOString())}::text[], ${column('locale')}::text[], ${column('gpc')}::boolean[],
+                               ${column('jurisdiction')}::text[], ${column('action')}::text[], ${column('gpp')}::text[])
+            WITH ORDINALITY AS r(id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc,
+                 jurisdiction, action, gpp, n)),
+        stored AS (
+          INSERT INTO receipts (id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc,
+                                jurisdiction, action, gpp)
+          SELECT id, project_id, version_id, consent_hash, choices::jsonb, installation_id, sdk_version, api_key_id, created_at::timestamptz, locale, gpc,
+                 jurisdiction, action, gpp
+            FROM input)
         ${this.ledger ? Prisma.sql`, queued AS (INSERT INTO ledger_pending (project_id, receipt_id, receipt_created_at, leaf_hash)
-            SELECT s.project_id, s.id, s.created_at, decode(l.leaf, 'hex') FROM stored AS s JOIN unnest(${column('id')}::text[], ${receipts.map(leafHex)}::text[]) AS l(id, leaf) USING (id))` : Prisma.empty}
-        ${rollup ?? (alongside ? Prisma.sql`SELECT 1` : Prisma.empty)}`;
+            -- The batch's leaves as one bytea, 32 bytes per receipt in batch order (cheaper to send than an array).
+            SELECT project_id, id, created_at::timestamptz, substring(${Buffer.concat(receipts.map(receiptLeafHash))}::bytea FROM n::int * 32 - 31 FOR 32) FROM input)` : Prisma.empty}
+        ${rollup ?? Prisma.sql`SELECT 1`}`;
       // The outbox insert only matters where a webhook is enabled; ask once per batch.
       const webhooks = await tx.$queryRaw<{ project_id: string }[]>`
         SELECT project_id FROM webhooks WHERE project_id = ANY(${projectIds}::text[]) AND enabled`;
