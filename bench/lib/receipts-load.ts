@@ -178,7 +178,8 @@ async function receiptIndexes(client: pg.Client): Promise<IndexDef[]> {
     .map((row) =>
       row.contype
         ? { name: row.name, drop: `ALTER TABLE receipts DROP CONSTRAINT ${ident(row.name)}`, create: `ALTER TABLE receipts ADD CONSTRAINT ${ident(row.name)} ${row.constraint_def}` }
-        : { name: row.name, drop: `DROP INDEX ${ident(row.name)}`, create: row.def },
+        : // pg_get_indexdef of a partitioned index says ON ONLY (the parent alone, left invalid): here it is built on every partition.
+          { name: row.name, drop: `DROP INDEX ${ident(row.name)}`, create: row.def.replace(' ON ONLY ', ' ON ') },
     );
 }
 
