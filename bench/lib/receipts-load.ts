@@ -6,7 +6,8 @@
 //
 // Per row, as the former Node-side COPY made them: a project drawn from a Zipf (s = 1) law by Walker's alias
 // method (exact, two random numbers), the time `begin + (j / n) · span` (so rows arrive in time order), an
-// uuidv7 id whose 48-bit time is that millisecond (74 random bits from gen_random_uuid), 55/27/14/4 % accept
+// uuidv7 id whose 48-bit time is that millisecond (74 random bits from random(): gen_random_uuid()'s strong
+// randomness cost 5 µs a row, a quarter of the load), 55/27/14/4 % accept
 // all / reject all / custom / GPC, 70 % from v2 SDKs (locale, jurisdiction, action, gpc; NULL for v1), an
 // installation drawn from the project's n·w/1.4 installations (so ~1.4 receipts each).
 //
@@ -164,14 +165,17 @@ interface IndexDef {
   create: string;
 }
 
-/** The receipts table's indexes (primary key included unless a foreign key references it), from the catalogue. */
+/** The receipts table's indexes (its primary key too, unless a foreign key references it), from the catalogue. */
 async function receiptIndexes(client: pg.Client): Promise<IndexDef[]> {
   const { rows } = await client.query<{ name: string; def: string; constraint_def: string | null; contype: string | null; referenced: boolean }>(
     `SELECT i.indexrelid::regclass::text AS name, pg_get_indexdef(i.indexrelid) AS def,
             pg_get_constraintdef(c.oid) AS constraint_def, c.contype::text AS contype,
             EXISTS (SELECT 1 FROM pg_constraint f WHERE f.contype = 'f' AND f.confrelid = 'receipts'::regclass AND f.conindid = i.indexrelid) AS referenced
        FROM pg_index i LEFT JOIN pg_constraint c ON c.conindid = i.indexrelid AND c.conrelid = i.indrelid AND c.contype IN ('p', 'u', 'x')
-      WHERE i.indrelid = 'receipts'::regclass ORDER BY pg_relation_size(i.indexrelid) DESC, 1`,
+      WHERE i.indrelid = 'receipts'::regclass
+      -- Widest key first (the longest build: with two builders, the short ones end together); text counts 40 bytes.
+      ORDER BY (SELECT sum(CASE WHEN t.typlen < 0 THEN 40 ELSE t.typlen END) FROM unnest(i.indkey) k
+                 JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k JOIN pg_type t ON t.oid = a.atttypid) DESC, 1`,
   );
   return rows
     .filter((row) => !row.referenced)
@@ -188,7 +192,8 @@ const sqlText = (s: string) => `'${s.replaceAll("'", "''")}'`;
 export async function loadReceipts(options: LoadOptions): Promise<LoadResult> {
   const { url, n, projects, begin, end } = options;
   const log = options.log ?? (() => {});
-  const chunk = options.chunk ?? 1_000_000;
+  // Chunks of at most `chunk` rows, at least 20 of them so every worker has work until near the end.
+  const chunk = Math.max(10_000, Math.min(options.chunk ?? 1_000_000, Math.ceil(n / 20)));
   const workers = options.workers ?? 2;
   const indexWorkers = options.indexWorkers ?? 2;
   const started = performance.now();
@@ -246,14 +251,15 @@ export async function loadReceipts(options: LoadOptions): Promise<LoadResult> {
     const statement = `
       WITH g AS MATERIALIZED (
         SELECT j, ms, CASE WHEN u < ($5::float8[])[slot + 1] THEN slot ELSE ($6::int[])[slot + 1] END AS k,
-               CASE ${answerCuts.map((cut, a) => `WHEN ua < ${cut} THEN ${a}`).join(' ')} ELSE ${ANSWERS.length - 1} END AS a, uv < ${V2_SHARE} AS v2, ui
+               CASE ${answerCuts.map((cut, a) => `WHEN ua < ${cut} THEN ${a}`).join(' ')} ELSE ${ANSWERS.length - 1} END AS a, uv < ${V2_SHARE} AS v2, ui, r
           FROM (SELECT j, $3::bigint + floor(j::float8 / $4::bigint * $7::float8)::bigint AS ms, floor(random() * $8::int)::int AS slot,
-                       random() AS u, random() AS ua, random() AS uv, random() AS ui
+                       random() AS u, random() AS ua, random() AS uv, random() AS ui, floor(random() * 67108864)::int AS r
                   FROM generate_series($1::bigint, $2::bigint - 1) j) x
       ), stored AS (
         INSERT INTO receipts (id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at,
                               locale, gpc, jurisdiction, action, gpp)
-        SELECT lpad(to_hex(g.ms >> 16), 8, '0') || '-' || lpad(to_hex(g.ms & 65535), 4, '0') || '-7' || substr(gen_random_uuid()::text, 16),
+        SELECT lpad(to_hex(g.ms >> 16), 8, '0') || '-' || lpad(to_hex(g.ms & 65535), 4, '0') || '-7' || lpad(to_hex(g.r >> 14), 3, '0') || '-' ||
+               to_hex(32768 + (g.r & 16383)) || '-' || lpad(to_hex(floor(random() * 281474976710656)::bigint), 12, '0'),
                p.id, p.version_id, $9::text,
                CASE g.a WHEN 0 THEN ${choices[0]} WHEN 1 THEN ${choices[1]} WHEN 2 THEN ${choices[2]} ELSE ${choices[3]} END,
                lpad(to_hex(g.k) || '-' || to_hex(floor(g.ui * p.installations)::int), 22, '0'),
@@ -333,6 +339,8 @@ export async function loadReceipts(options: LoadOptions): Promise<LoadResult> {
     // own rule against the version's purposes (acceptedAll: every optional purpose granted; rejectedAll: none,
     // with at least one optional; customised: the rest), its purposes map from its choices.
     const t2 = performance.now();
+    await client.query(`SET work_mem = '256MB'`);
+    if (fkOff) await client.query(`SET session_replication_role = replica`); // consent_stats_daily's two foreign keys, as above
     const classified = (
       await client.query<{ accepted: number; rejected: number; customised: number; purposes: Record<string, number> }>(
         `WITH optional AS (
