@@ -44,7 +44,7 @@ export interface LoadOptions {
 export interface LoadResult {
   partitioned: boolean;
   partitionsCreated: number;
-  seconds: { generate: number; indexes: number; rollup: number; total: number };
+  seconds: { generate: number; indexes: number; rollup: number; vacuumAnalyze: number; total: number };
   indexSeconds: Record<string, number>;
   rowsPerSecond: number;
   /** Rows of the first project (the large one), from the rollup staging (exact). */
@@ -162,11 +162,14 @@ async function ensurePartitions(client: pg.Client, begin: number, log: (line: st
 interface IndexDef {
   name: string;
   drop: string;
+  /** The whole index (a plain table), or on a partitioned table the parent's alone (left invalid until attached). */
   create: string;
+  /** Partitioned: the index of one partition, named as PostgreSQL names a cascaded one where it can, and its attachment. */
+  child: (partition: string) => { name: string; create: string; attach: string };
 }
 
 /** The receipts table's indexes (its primary key too, unless a foreign key references it), from the catalogue. */
-async function receiptIndexes(client: pg.Client): Promise<IndexDef[]> {
+async function receiptIndexes(client: pg.Client, partitioned: boolean): Promise<IndexDef[]> {
   const { rows } = await client.query<{ name: string; def: string; constraint_def: string | null; contype: string | null; referenced: boolean }>(
     `SELECT i.indexrelid::regclass::text AS name, pg_get_indexdef(i.indexrelid) AS def,
             pg_get_constraintdef(c.oid) AS constraint_def, c.contype::text AS contype,
@@ -177,14 +180,57 @@ async function receiptIndexes(client: pg.Client): Promise<IndexDef[]> {
       ORDER BY (SELECT sum(CASE WHEN t.typlen < 0 THEN 40 ELSE t.typlen END) FROM unnest(i.indkey) k
                  JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k JOIN pg_type t ON t.oid = a.atttypid) DESC, 1`,
   );
+  const head = /^CREATE (UNIQUE )?INDEX \S+ ON (ONLY )?\S+ /;
   return rows
     .filter((row) => !row.referenced)
-    .map((row) =>
-      row.contype
-        ? { name: row.name, drop: `ALTER TABLE receipts DROP CONSTRAINT ${ident(row.name)}`, create: `ALTER TABLE receipts ADD CONSTRAINT ${ident(row.name)} ${row.constraint_def}` }
-        : // pg_get_indexdef of a partitioned index says ON ONLY (the parent alone, left invalid): here it is built on every partition.
-          { name: row.name, drop: `DROP INDEX ${ident(row.name)}`, create: row.def.replace(' ON ONLY ', ' ON ') },
-    );
+    .map((row) => {
+      // receipts_pkey → receipts_2027_01_pkey, receipts_project_id_…_idx → receipts_2027_01_project_id_…_idx (at most 63 bytes).
+      const childName = (partition: string) => `${partition}_${row.name.replace(/^receipts_/, '')}`.slice(0, 63);
+      const attach = (partition: string) => `ALTER INDEX ${ident(row.name)} ATTACH PARTITION ${ident(childName(partition))}`;
+      if (!head.test(row.def)) throw new Error(`unexpected index definition: ${row.def}`);
+      return row.contype
+        ? {
+            name: row.name,
+            drop: `ALTER TABLE receipts DROP CONSTRAINT ${ident(row.name)}`,
+            create: `ALTER TABLE ${partitioned ? 'ONLY ' : ''}receipts ADD CONSTRAINT ${ident(row.name)} ${row.constraint_def}`,
+            child: (partition) => ({
+              name: childName(partition),
+              create: `ALTER TABLE ONLY ${ident(partition)} ADD CONSTRAINT ${ident(childName(partition))} ${row.constraint_def}`,
+              attach: attach(partition),
+            }),
+          }
+        : {
+            name: row.name,
+            drop: `DROP INDEX ${ident(row.name)}`,
+            // pg_get_indexdef of a partitioned index says ON ONLY: the parent alone, as wanted here.
+            create: row.def,
+            child: (partition) => ({
+              name: childName(partition),
+              create: row.def.replace(head, `CREATE $1INDEX ${ident(childName(partition))} ON ${ident(partition)} `),
+              attach: attach(partition),
+            }),
+          };
+    });
+}
+
+/** Statements on `connections` connections at once, taken from a queue in order; each connection first runs `setup`. */
+async function runQueue(url: string, connections: number, setup: string, jobs: { sql: string; done?: (seconds: number) => void }[]) {
+  const queue = [...jobs];
+  const run = async () => {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      if (setup) await c.query(setup);
+      for (let job = queue.shift(); job; job = queue.shift()) {
+        const t = performance.now();
+        await c.query(job.sql);
+        job.done?.((performance.now() - t) / 1000);
+      }
+    } finally {
+      await c.end();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(connections, jobs.length)) }, run));
 }
 
 const sqlText = (s: string) => `'${s.replaceAll("'", "''")}'`;
@@ -238,7 +284,7 @@ export async function loadReceipts(options: LoadOptions): Promise<LoadResult> {
     await client.query(`CREATE UNLOGGED TABLE bench_load_rollup (k INT NOT NULL, day INT NOT NULL, n INT NOT NULL, ${counters.map((c) => `${c} INT NOT NULL`).join(', ')})`);
 
     // --- indexes off (their definitions kept, in the order of their size: largest built first)
-    const indexes = options.keepIndexes ? [] : await receiptIndexes(client);
+    const indexes = options.keepIndexes ? [] : await receiptIndexes(client, partitioned);
     for (const index of indexes) await client.query(index.drop);
     if (indexes.length) log(`dropped ${indexes.map((i) => i.name).join(', ')}`);
 
@@ -312,26 +358,39 @@ export async function loadReceipts(options: LoadOptions): Promise<LoadResult> {
     await Promise.all(Array.from({ length: Math.min(workers, Math.ceil(n / chunk)) }, worker));
     const generate = (performance.now() - t0) / 1000;
 
-    // --- indexes back, `indexWorkers` at a time (largest first), each with parallel workers of its own
+    // --- indexes back. A plain table: `indexWorkers` index builds at once, widest first, each with parallel
+    // workers of its own. A partitioned one: each index on the parent alone (ON ONLY, invalid), then one build per
+    // partition and index on `indexWorkers` connections, largest first (partitions are built one after another
+    // by a CREATE INDEX on the parent, which leaves a core idle whenever the other index is done first), then
+    // each attached (the parent index is valid once every partition's is), as pg_dump restores them.
     const t1 = performance.now();
     const indexSeconds: Record<string, number> = {};
-    const queue = [...indexes];
-    const builder = async () => {
-      const c = new pg.Client({ connectionString: url });
-      await c.connect();
-      try {
-        await c.query(`SET maintenance_work_mem = '1GB'; SET max_parallel_maintenance_workers = 2`);
-        for (let index = queue.shift(); index; index = queue.shift()) {
-          const t = performance.now();
-          await c.query(index.create);
-          indexSeconds[index.name] = Number(((performance.now() - t) / 1000).toFixed(1));
-          log(`built ${index.name} in ${indexSeconds[index.name]} s`);
-        }
-      } finally {
-        await c.end();
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(indexWorkers, indexes.length) }, builder));
+    const took = (name: string) => (seconds: number) => (indexSeconds[name] = Number(((indexSeconds[name] ?? 0) + seconds).toFixed(1)));
+    const leaves = partitioned
+      ? (
+          await client.query<{ name: string }>(
+            `SELECT relid::regclass::text AS name FROM pg_partition_tree('receipts') WHERE isleaf ORDER BY pg_relation_size(relid) DESC`,
+          )
+        ).rows.map((row) => row.name)
+      : [];
+    if (partitioned) {
+      for (const index of indexes) await client.query(index.create);
+      await runQueue(
+        url,
+        indexWorkers,
+        `SET maintenance_work_mem = '1GB'; SET max_parallel_maintenance_workers = 0`,
+        leaves.flatMap((leaf) => indexes.map((index) => ({ sql: index.child(leaf).create, done: took(index.name) }))),
+      );
+      for (const leaf of leaves) for (const index of indexes) await client.query(index.child(leaf).attach);
+    } else {
+      await runQueue(
+        url,
+        indexWorkers,
+        `SET maintenance_work_mem = '1GB'; SET max_parallel_maintenance_workers = 2`,
+        indexes.map((index) => ({ sql: index.create, done: took(index.name) })),
+      );
+    }
+    if (indexes.length) log(`indexes built in ${Math.round((performance.now() - t1) / 1000)} s (seconds per index, summed over partitions: ${JSON.stringify(indexSeconds)})`);
     const indexesDone = (performance.now() - t1) / 1000;
 
     // --- the rollup, as the migrations' backfill computes it (20261128000000_consent_stats and
@@ -388,6 +447,16 @@ export async function loadReceipts(options: LoadOptions): Promise<LoadResult> {
     );
     await client.query(`DROP TABLE bench_load_projects, bench_load_rollup`);
     const rollup = (performance.now() - t2) / 1000;
+
+    // --- VACUUM ANALYZE, autovacuum's steady state (visibility map and hint bits set, statistics): partitions
+    // on `indexWorkers` connections, then ANALYZE of the parent (its own statistics, and its partitions' again).
+    const t3 = performance.now();
+    if (partitioned) {
+      await runQueue(url, indexWorkers, '', leaves.map((leaf) => ({ sql: `VACUUM ${ident(leaf)}` })));
+      await client.query('ANALYZE receipts');
+    } else await client.query('VACUUM ANALYZE receipts');
+    await client.query('VACUUM ANALYZE consent_stats_daily');
+    const vacuum = (performance.now() - t3) / 1000;
     return {
       partitioned,
       partitionsCreated,
@@ -395,6 +464,7 @@ export async function loadReceipts(options: LoadOptions): Promise<LoadResult> {
         generate: Number(generate.toFixed(1)),
         indexes: Number(indexesDone.toFixed(1)),
         rollup: Number(rollup.toFixed(1)),
+        vacuumAnalyze: Number(vacuum.toFixed(1)),
         total: Number(((performance.now() - started) / 1000).toFixed(1)),
       },
       indexSeconds,
