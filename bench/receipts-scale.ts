@@ -62,9 +62,18 @@ async function timed(reads: number, read: (i: number) => Promise<void>): Promise
 
 async function runScale(n: number) {
   const bench = await benchProject();
+  const url = bench.server.services.config.databaseUrl!;
+  try {
+    return await measure(n, bench, url);
+  } finally {
+    await bench.server.close();
+    if (!KEEP) await dropDatabase(url);
+  }
+}
+
+async function measure(n: number, bench: Awaited<ReturnType<typeof benchProject>>, url: string) {
   const { server, projectId, version, keyId, token, secret } = bench;
   const db = server.services.db;
-  const url = server.services.config.databaseUrl!;
   const started = performance.now();
 
   // --- the projects: the bench project is the largest (index 0), the others get a copy of its version.
@@ -99,6 +108,7 @@ async function runScale(n: number) {
     indexWorkers: INDEX_WORKERS,
     keepIndexes: process.env.KEEP_INDEXES === '1',
     fkChecks: process.env.FK_CHECKS === '1',
+    spareBytes: Number(process.env.DISK_SPARE_GB ?? 10) * 2 ** 30,
     log: (line) => console.error(`[${n.toLocaleString('en')}] ${line}`),
   });
   const client = new pg.Client({ connectionString: url });
@@ -235,8 +245,6 @@ async function runScale(n: number) {
     diskMbPerMillionReceipts: mb((bytes['receipts total']! / n) * 1e6),
     totalSeconds: Math.round((performance.now() - started) / 1000),
   };
-  await server.close();
-  if (!KEEP) await dropDatabase(url);
   return result;
 }
 

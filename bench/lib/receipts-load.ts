@@ -39,6 +39,8 @@ export interface LoadOptions {
   keepIndexes?: boolean;
   /** Check FOREIGN KEYs row by row (off by default: session_replication_role = replica, see below). */
   fkChecks?: boolean;
+  /** Refuse to start unless the estimated disk of the load leaves this much free (default 10 GiB). */
+  spareBytes?: number;
   log?: (line: string) => void;
 }
 export interface LoadResult {
@@ -217,8 +219,7 @@ async function receiptIndexes(client: pg.Client, partitioned: boolean): Promise<
 async function runQueue(url: string, connections: number, setup: string, jobs: { sql: string; done?: (seconds: number) => void }[]) {
   const queue = [...jobs];
   const run = async () => {
-    const c = new pg.Client({ connectionString: url });
-    await c.connect();
+    const c = await connect(url);
     try {
       if (setup) await c.query(setup);
       for (let job = queue.shift(); job; job = queue.shift()) {
@@ -232,6 +233,23 @@ async function runQueue(url: string, connections: number, setup: string, jobs: {
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(connections, jobs.length)) }, run));
 }
+
+// The backends of the load, cancelled if the disk fills up (below).
+const backends = new Set<number>();
+let cancelled = false;
+async function connect(url: string): Promise<pg.Client> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  const [{ pid }] = (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows as [{ pid: number }];
+  backends.add(pid);
+  c.on('end', () => backends.delete(pid));
+  return c;
+}
+/** Disk per million receipts, as measured (bench/README.md): the rows, and each index at most (text keys). */
+const HEAP_MIB_PER_MILLION = 356;
+const INDEX_MIB_PER_MILLION = 110;
+/** The load is cancelled when the file system holding the database has less than this left. */
+const MIN_FREE = 2 * 2 ** 30;
 
 const sqlText = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
@@ -260,10 +278,37 @@ export async function loadReceipts(options: LoadOptions): Promise<LoadResult> {
   };
   const diskFreeBefore = await free();
   let diskFreeMin = diskFreeBefore;
-  const sampler = setInterval(() => void free().then((f) => (diskFreeMin = Math.min(diskFreeMin, f))), 2000);
+  cancelled = false;
+  // The database's disk is shared (other databases on the server, other work on the machine): a load that would
+  // fill it is not started, and one that fills it anyway is cancelled before PostgreSQL runs out of space.
+  const sampler = setInterval(
+    () =>
+      void free().then(async (f) => {
+        diskFreeMin = Math.min(diskFreeMin, f);
+        if (f >= MIN_FREE || cancelled || !backends.size) return;
+        cancelled = true;
+        log(`disk nearly full (${(f / 2 ** 30).toFixed(1)} GiB free): cancelling the load`);
+        const c = new pg.Client({ connectionString: url });
+        await c.connect();
+        await c.query('SELECT pg_cancel_backend(pid) FROM unnest($1::int[]) pid', [[...backends]]).finally(() => c.end());
+      }),
+    2000,
+  );
   try {
-    const [{ relkind }] = (await client.query<{ relkind: string }>(`SELECT relkind::text FROM pg_class WHERE oid = 'receipts'::regclass`)).rows as [{ relkind: string }];
+    const [{ relkind, indexes: indexCount }] = (
+      await client.query<{ relkind: string; indexes: number }>(
+        `SELECT relkind::text, (SELECT count(*)::int FROM pg_index WHERE indrelid = c.oid) AS indexes FROM pg_class c WHERE oid = 'receipts'::regclass`,
+      )
+    ).rows as [{ relkind: string; indexes: number }];
     const partitioned = relkind === 'p';
+    const millions = n / 1e6;
+    const estimate = (millions * (HEAP_MIB_PER_MILLION + INDEX_MIB_PER_MILLION * indexCount) + Math.min(1024, millions * 150)) * 2 ** 20 + 3 * 2 ** 30; // + rollup, + WAL and sorts
+    const spare = options.spareBytes ?? 10 * 2 ** 30;
+    const gib = (bytes: number) => `${(bytes / 2 ** 30).toFixed(1)} GiB`;
+    log(`disk: ${gib(diskFreeBefore)} free, the load needs about ${gib(estimate)} (${indexCount} receipts indexes)`);
+    if (estimate + spare > diskFreeBefore) {
+      throw new Error(`not enough disk: ${n.toLocaleString('en')} receipts need about ${gib(estimate)} and ${gib(spare)} must stay free, ${gib(diskFreeBefore)} is free`);
+    }
     const partitionsCreated = partitioned ? await ensurePartitions(client, begin, log) : 0;
 
     // --- the projects, their installations and the alias table of their Zipf weights
@@ -329,8 +374,7 @@ export async function loadReceipts(options: LoadOptions): Promise<LoadResult> {
     const fkChecks = options.fkChecks ?? false;
     let fkOff = false;
     const worker = async () => {
-      const c = new pg.Client({ connectionString: url });
-      await c.connect();
+      const c = await connect(url);
       try {
         await c.query(`SET synchronous_commit = off; SET work_mem = '256MB'; SET jit = off`);
         // Foreign keys (projects, versions, the API key) are RI triggers that run a lookup per row and per key:
@@ -477,6 +521,7 @@ export async function loadReceipts(options: LoadOptions): Promise<LoadResult> {
   } finally {
     clearInterval(sampler);
     await client.end();
+    if (cancelled) throw new Error('the load was cancelled: the disk was nearly full');
   }
 }
 
