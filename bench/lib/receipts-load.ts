@@ -103,18 +103,18 @@ const partitionName = (d: Date) => `receipts_${d.getUTCFullYear()}_${String(d.ge
 const pgTime = (d: Date) => `${d.toISOString().slice(0, 19).replace('T', ' ')}+00`;
 
 /**
- * The monthly partitions of [begin, now] that a partitioned receipts table lacks, made as the migration and the
- * partition worker make them (receipts_YYYY_MM, FOR VALUES FROM month TO next month, and the parent's
- * statement-level triggers, e.g. receipts_no_truncate, which PostgreSQL does not clone). An empty partition
- * that is not monthly but overlaps the range (a fresh database's empty legacy partition, FROM (MINVALUE) TO
- * next month) is detached and dropped first, or every loaded receipt would land in it; a non-empty one stops
- * the load.
+ * The monthly partitions of [begin, now] that a partitioned receipts table lacks, made as the service makes them
+ * (receipts_YYYY_MM, FOR VALUES FROM month TO next month). What PostgreSQL does not give a partition by itself
+ * (statement triggers such as receipts_no_truncate, a partition's own CHECK such as receipts_id_time) is copied
+ * from a monthly partition the migration made, or else the parent's statement triggers are. An empty partition
+ * that is not monthly but overlaps the range (the legacy partition of a fresh database, FROM (MINVALUE) TO next
+ * month) is detached and dropped first, or every loaded receipt would land in it; a non-empty one stops the load.
  */
 async function ensurePartitions(client: pg.Client, begin: number, log: (line: string) => void): Promise<number> {
   const existing = (
     await client.query<{ name: string; bound: string }>(
       `SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound
-         FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'receipts'::regclass`,
+         FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'receipts'::regclass ORDER BY 1`,
     )
   ).rows;
   const first = new Date(begin);
@@ -123,10 +123,11 @@ async function ensurePartitions(client: pg.Client, begin: number, log: (line: st
   for (let d = month(first.getUTCFullYear(), first.getUTCMonth()); d <= now; d = month(d.getUTCFullYear(), d.getUTCMonth() + 1)) months.push(d);
   const lo = months[0]!.getTime();
   const hi = month(now.getUTCFullYear(), now.getUTCMonth() + 1).getTime();
+  const monthly = /^receipts_\d{4}_\d{2}$/;
   const names = new Set(existing.map((p) => p.name));
   const bound = (text: string) => (text === 'MINVALUE' ? -Infinity : text === 'MAXVALUE' ? Infinity : Date.parse(text.replace(/^'|'$/g, '').replace(' ', 'T').replace(/\+00$/, 'Z')));
   for (const part of existing) {
-    if (/^receipts_\d{4}_\d{2}$/.test(part.name)) continue;
+    if (monthly.test(part.name)) continue;
     const m = /FROM \((.+?)\) TO \((.+?)\)/.exec(part.bound);
     const overlaps = part.bound === 'DEFAULT' ? false : m ? bound(m[1]!) < hi && bound(m[2]!) > lo : true;
     if (!overlaps) continue;
@@ -135,12 +136,28 @@ async function ensurePartitions(client: pg.Client, begin: number, log: (line: st
     log(`partition ${part.name} (${part.bound}) is empty and overlaps the loaded months: detached and dropped`);
     await client.query(`ALTER TABLE receipts DETACH PARTITION ${ident(part.name)}`);
     await client.query(`DROP TABLE ${ident(part.name)}`);
+    names.delete(part.name);
   }
-  const triggers = (
-    await client.query<{ def: string }>(
-      `SELECT pg_get_triggerdef(oid) AS def FROM pg_trigger WHERE tgrelid = 'receipts'::regclass AND NOT tgisinternal AND (tgtype & 1) = 0`,
-    )
-  ).rows.map((row) => row.def);
+  const template = existing.find((p) => monthly.test(p.name))?.name;
+  // Statements for a new partition `%P`: the template's own constraints and triggers, or the parent's statement triggers.
+  const extras = template
+    ? (
+        await client.query<{ sql: string }>(
+          `SELECT format('ALTER TABLE %%P ADD CONSTRAINT %I %s', conname, pg_get_constraintdef(oid)) AS sql
+             FROM pg_constraint WHERE conrelid = $1::text::regclass AND conislocal AND contype = 'c'
+           UNION ALL
+           SELECT regexp_replace(pg_get_triggerdef(oid), ' ON (public\\.)?' || $1::text || ' ', ' ON %P ') FROM pg_trigger
+            WHERE tgrelid = $1::text::regclass AND NOT tgisinternal AND tgparentid = 0`,
+          [template],
+        )
+      ).rows.map((row) => row.sql)
+    : (
+        await client.query<{ sql: string }>(
+          `SELECT regexp_replace(pg_get_triggerdef(oid), ' ON (public\\.)?receipts ', ' ON %P ') AS sql FROM pg_trigger
+            WHERE tgrelid = 'receipts'::regclass AND NOT tgisinternal AND (tgtype & 1) = 0`,
+        )
+      ).rows.map((row) => row.sql);
+  if (extras.length) log(`new partitions get, as ${template ?? 'the parent'} has: ${extras.map((sql) => sql.replace(/ (CHECK|FOR EACH) .*/, '')).join('; ')}`);
   let created = 0;
   for (const d of months) {
     const name = partitionName(d);
@@ -149,7 +166,7 @@ async function ensurePartitions(client: pg.Client, begin: number, log: (line: st
     await client.query('BEGIN');
     try {
       await client.query(`CREATE TABLE ${name} PARTITION OF receipts FOR VALUES FROM ('${pgTime(d)}') TO ('${pgTime(next)}')`);
-      for (const def of triggers) await client.query(def.replace(/ ON (public\.)?receipts /, ` ON ${name} `));
+      for (const sql of extras) await client.query(sql.replaceAll('%P', name));
       await client.query('COMMIT');
       created++;
     } catch (error) {
@@ -245,9 +262,32 @@ async function connect(url: string): Promise<pg.Client> {
   c.on('end', () => backends.delete(pid));
   return c;
 }
-/** Disk per million receipts, as measured (bench/README.md): the rows, and each index at most (text keys). */
+/** Disk of the loaded rows per million receipts, as measured (bench/README.md). */
 const HEAP_MIB_PER_MILLION = 356;
-const INDEX_MIB_PER_MILLION = 110;
+/** Bytes a generated receipt's text columns take (1-byte header included); any other: 40. */
+const TEXT_WIDTH: Record<string, number> = { id: 37, project_id: 37, version_id: 37, api_key_id: 37, installation_id: 23, consent_hash: 65 };
+/**
+ * The receipts indexes' bytes per row once built: a B-tree leaf tuple (8-byte header, each key aligned as its
+ * type says, MAXALIGNed) and its 4-byte line pointer, at the leaves' 90 % fill, plus 2 % of inner pages: within
+ * 1 % of the four indexes measured at 1 M and 10 M.
+ */
+async function indexBytesPerRow(client: pg.Client): Promise<number[]> {
+  const { rows } = await client.query<{ keys: { name: string | null; len: number; align: string }[] }>(
+    `SELECT json_agg(json_build_object('name', a.attname, 'len', t.typlen, 'align', t.typalign) ORDER BY k.ord) AS keys
+       FROM pg_index i CROSS JOIN unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
+       LEFT JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum LEFT JOIN pg_type t ON t.oid = a.atttypid
+      WHERE i.indrelid = 'receipts'::regclass GROUP BY i.indexrelid`,
+  );
+  const align = (offset: number, to: number) => Math.ceil(offset / to) * to;
+  return rows.map(({ keys }) => {
+    let offset = 8;
+    for (const key of keys) {
+      if (key.len > 0) offset = align(offset, key.align === 'd' ? 8 : key.align === 'i' ? 4 : key.align === 's' ? 2 : 1) + key.len;
+      else offset += (key.name && TEXT_WIDTH[key.name]) || 40;
+    }
+    return ((align(offset, 8) + 4) / 0.9) * 1.02;
+  });
+}
 /** The load is cancelled when the file system holding the database has less than this left. */
 const MIN_FREE = 2 * 2 ** 30;
 
@@ -295,17 +335,14 @@ export async function loadReceipts(options: LoadOptions): Promise<LoadResult> {
     2000,
   );
   try {
-    const [{ relkind, indexes: indexCount }] = (
-      await client.query<{ relkind: string; indexes: number }>(
-        `SELECT relkind::text, (SELECT count(*)::int FROM pg_index WHERE indrelid = c.oid) AS indexes FROM pg_class c WHERE oid = 'receipts'::regclass`,
-      )
-    ).rows as [{ relkind: string; indexes: number }];
+    const [{ relkind }] = (await client.query<{ relkind: string }>(`SELECT relkind::text FROM pg_class WHERE oid = 'receipts'::regclass`)).rows as [{ relkind: string }];
     const partitioned = relkind === 'p';
-    const millions = n / 1e6;
-    const estimate = (millions * (HEAP_MIB_PER_MILLION + INDEX_MIB_PER_MILLION * indexCount) + Math.min(1024, millions * 150)) * 2 ** 20 + 3 * 2 ** 30; // + rollup, + WAL and sorts
+    // Rows and indexes, the rollup (at most 2,000 projects × 730 days, ~1 GiB), and WAL and sorts under way.
+    const indexBytes = await indexBytesPerRow(client);
+    const estimate = n * (HEAP_MIB_PER_MILLION * 2 ** 20 / 1e6 + indexBytes.reduce((a, b) => a + b, 0)) + Math.min(2 ** 30, (n / 1e6) * 150 * 2 ** 20) + 3 * 2 ** 30;
     const spare = options.spareBytes ?? 10 * 2 ** 30;
     const gib = (bytes: number) => `${(bytes / 2 ** 30).toFixed(1)} GiB`;
-    log(`disk: ${gib(diskFreeBefore)} free, the load needs about ${gib(estimate)} (${indexCount} receipts indexes)`);
+    log(`disk: ${gib(diskFreeBefore)} free, the load needs about ${gib(estimate)} (${indexBytes.length} receipts indexes, ${indexBytes.map(Math.round).join(' + ')} bytes a row)`);
     if (estimate + spare > diskFreeBefore) {
       throw new Error(`not enough disk: ${n.toLocaleString('en')} receipts need about ${gib(estimate)} and ${gib(spare)} must stay free, ${gib(diskFreeBefore)} is free`);
     }
