@@ -40,9 +40,8 @@ try {
     const key = await call('POST', `/api/platform/projects/${id}/api-keys`, { token, body: { name: 'bench' } });
     await server.services.db.query(
       `INSERT INTO receipts (id, project_id, version_id, consent_hash, choices, installation_id, api_key_id, created_at)
-       SELECT $1 || '-' || lpad(i::text, 6, '0'), $1, $2, $3, '{"necessary": true, "analytics": true}', 'install-' || i, $4,
-              timestamptz '2026-11-01' + i * interval '1 minute'
-       FROM generate_series(1, 1000) AS i`,
+       SELECT receipt_id(at), $1, $2, $3, '{"necessary": true, "analytics": true}', 'install-' || i, $4, at
+       FROM generate_series(1, 1000) AS i, LATERAL (SELECT timestamptz '2026-11-01' + i * interval '1 minute' AS at) AS t`,
       [id, version.id, version.consentHash, key.body.apiKey.id],
     );
   }

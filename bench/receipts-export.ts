@@ -42,9 +42,9 @@ async function insertReceipts(projectId: string, versionId: string, rows: number
   for (let offset = 0; offset < rows; offset += 200_000) {
     await db.query(
       `INSERT INTO receipts (id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at)
-       SELECT gen_random_uuid()::text, $1, $2, $3, '{"necessary":true,"analytics":true,"marketing":false}'::jsonb,
-              'installation-' || i, '1.0.0', $4, now() - interval '1 day' + (i * interval '1 millisecond') * 80
-       FROM generate_series($5::int, $6::int) AS i`,
+       SELECT receipt_id(at), $1, $2, $3, '{"necessary":true,"analytics":true,"marketing":false}'::jsonb,
+              'installation-' || i, '1.0.0', $4, at
+       FROM generate_series($5::int, $6::int) AS i, LATERAL (SELECT now() - interval '1 day' + (i * interval '1 millisecond') * 80 AS at) AS t`,
       [projectId, versionId, version.consentHash, keyId, offset, Math.min(rows, offset + 200_000) - 1],
     );
   }

@@ -12,6 +12,7 @@
 // order of the cases; the best round of each is reported, with every round's figure.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { receiptId } from '../src/receipts/ids.js';
 import { webhookWorkerOf } from '../src/webhooks/worker.js';
 import { loadFromChild } from './lib/load.js';
 import { benchProject, consentLoad, machine } from './lib/setup.js';
@@ -43,8 +44,9 @@ interface Row {
 }
 let n = 0;
 function nextRow(prefix: string): Row {
-  const id = randomUUID();
-  const createdAt = new Date().toISOString();
+  const now = new Date();
+  const id = receiptId(now); // a uuidv7 of its createdAt, as the service makes them (the database checks it)
+  const createdAt = now.toISOString();
   const installationId = `${prefix}-${n++}`;
   const eventId = randomUUID();
   const data = { projectId, receiptId: id, versionId: version.id, versionNumber: version.number, consentHash: version.consentHash, choices, installationId };

@@ -77,10 +77,10 @@ let backfill: unknown;
 if (PARTS.has('backfill')) {
   await db.query(
     `INSERT INTO receipts (id, project_id, version_id, consent_hash, choices, installation_id, api_key_id, created_at, gpc)
-     SELECT 'backfill-' || i, $1, $2, $3,
+     SELECT receipt_id(at), $1, $2, $3,
             jsonb_build_object('necessary', true, 'analytics', i % 2 = 0, 'marketing', i % 3 = 0),
-            'installation-' || i, $4, now() - (i % 365) * interval '1 day', CASE WHEN i % 5 = 0 THEN true END
-     FROM generate_series(1, $5) i`,
+            'installation-' || i, $4, at, CASE WHEN i % 5 = 0 THEN true END
+     FROM generate_series(1, $5) i, LATERAL (SELECT now() - (i % 365) * interval '1 day' AS at) AS t`,
     [projectId, version.id, version.consentHash, bench.keyId, BACKFILL_RECEIPTS],
   );
   await db.query('DELETE FROM consent_stats_daily');

@@ -11,6 +11,7 @@ import { migrate } from './db/migrate.js';
 import { ReadReplica } from './db/replica.js';
 import { startSocketServer } from './db/socket.js';
 import { openLedgerSigner } from './ledger/keys.js';
+import { legacyReceipts } from './receipts/ids.js';
 import { enableMetrics } from './metrics/metrics.js';
 import { serveMetrics } from './metrics/listener.js';
 import { RateLimits } from './rate-limit/index.js';
@@ -64,6 +65,8 @@ export async function startServer(overrides: Partial<Config> = {}, options: Star
   };
   // Before any request: checkpoints need the key, and its public half is published from the database.
   await openLedgerSigner(services);
+  // Lookups by receipt id need where the legacy partition's receipts can be (src/receipts/ids.ts).
+  await legacyReceipts(db);
   const metrics = config.metricsPort !== undefined || config.metricsToken ? enableMetrics(services, () => receiptWriter(services).queueLength) : undefined;
   const metricsServer = metrics && config.metricsPort !== undefined ? await serveMetrics(metrics, config.metricsPort, config.host) : undefined;
   const app = createApp(services, schema, allRoutes(new Date()));

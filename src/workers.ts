@@ -3,11 +3,12 @@ import { billingScheduleWorker } from './billing/schedule.js';
 import { outageMonitor } from './db/unavailable.js';
 import { scannerWorker } from './scanner/worker.js';
 import { ledgerSealWorker } from './ledger/seal.js';
+import { receiptPartitionWorker } from './receipts/partitions.js';
 import { startSdkCacheListener } from './sdk/cache.js';
 import type { Services } from './services.js';
 import { startWebhookWorker } from './webhooks/worker.js';
 
-/** A background job inside the service (webhook delivery, billing schedules, session purge, ledger sealing). */
+/** A background job inside the service (webhook delivery, billing schedules, session purge, ledger sealing, receipt partitions). */
 export interface Worker {
   name: string;
   /** Stops taking new work and finishes (or hands back) what it holds. */
@@ -18,6 +19,7 @@ export interface Worker {
 export function startWorkers(services: Services): Worker[] {
   return [
     outageMonitor(services),
+    receiptPartitionWorker(services),
     billingScheduleWorker(services),
     startSdkCacheListener(services),
     startWebhookWorker(services),

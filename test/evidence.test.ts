@@ -2,6 +2,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evidenceRoutes } from '../rest/routes/evidence.js';
+import { receiptId } from '../src/receipts/ids.js';
+import { receiptWriter } from '../src/sdk/receipt-writer.js';
 import { evidencePath, NOTICE, publish, putDraft, type Version } from './helpers/consent.js';
 import { team, type Operator } from './helpers/fixtures.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
@@ -34,15 +36,33 @@ afterAll(() => server?.close());
 const get = (actor: Operator | null, path: string) => server.request('GET', evidencePath(t.project.id, path), { token: actor?.token });
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
-/** Records receipts straight into the table (the SDK route is another domain's): the evidence only counts them. */
-async function addReceipts(versionId: string, createdAt: Date[]) {
-  const prisma = server.services.db.prisma;
-  const key = await prisma.apiKey.create({
+/**
+ * Records receipts through the receipt writer, as the SDK route does (the route is another domain's): the
+ * evidence counts them from the analytics rollup the writer keeps in the receipts' own statement.
+ */
+async function addReceipts(version: Version, createdAt: Date[]) {
+  const key = await server.services.db.prisma.apiKey.create({
     data: { projectId: t.project.id, prefix: 'pk_live_test00', secretHash: randomBytes(16).toString('hex') },
   });
+  const writer = receiptWriter(server.services);
   for (const at of createdAt) {
-    await prisma.receipt.create({
-      data: { projectId: t.project.id, versionId, consentHash: v1.consentHash, choices: {}, installationId: 'inst_12345678', apiKeyId: key.id, createdAt: at },
+    await writer.write({
+      id: receiptId(at),
+      projectId: t.project.id,
+      versionId: version.id,
+      versionNumber: version.number,
+      consentHash: version.consentHash,
+      choices: {},
+      installationId: 'inst_12345678',
+      sdkVersion: null,
+      locale: null,
+      gpc: null,
+      jurisdiction: null,
+      action: null,
+      gpp: null,
+      decision: 'rejectedAll',
+      apiKeyId: key.id,
+      createdAt: at,
     });
   }
 }
@@ -81,7 +101,7 @@ describe('publish evidence', () => {
 
   it('counts the receipts recorded against that version, and the packageHash follows', async () => {
     const before = (await get(t.viewer, `/${v2.id}`)).body.evidence;
-    await addReceipts(v2.id, [new Date('2026-11-24T08:00:00.250Z'), new Date('2026-11-23T09:30:00.125Z'), new Date('2026-11-25T00:00:00.000Z')]);
+    await addReceipts(v2, [new Date('2026-11-24T08:00:00.250Z'), new Date('2026-11-23T09:30:00.125Z'), new Date('2026-11-25T00:00:00.000Z')]);
     const after = (await get(t.viewer, `/${v2.id}`)).body.evidence;
     expect(after.receiptsCount).toBe(3);
     expect(after.firstReceiptAt).toBe('2026-11-23T09:30:00.125Z');

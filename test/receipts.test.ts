@@ -211,16 +211,21 @@ describe('GET /receipts/export', () => {
     const s = await setup();
     const values = Array.from({ length: 4_500 }, (_, i) => i);
     // Bulk rows straight into the table (the export, not the consent endpoint, is under test).
-    await server.services.db.query(
+    // Ids as the service makes them: a uuidv7 of the receipt's time (receipt_id(), the partitioning migration).
+    const inserted = await server.services.db.query<{ id: string }>(
       `INSERT INTO receipts (id, project_id, version_id, consent_hash, choices, installation_id, api_key_id, created_at)
-       SELECT 'bulk-' || lpad(i::text, 6, '0'), $1, $2, $3, '{"analytics":true}', 'bulk-installation', $4, $5::timestamptz + (i || ' milliseconds')::interval
-       FROM unnest($6::int[]) AS i`,
+       SELECT receipt_id(at), $1, $2, $3, '{"analytics":true}', 'bulk-installation', $4, at
+       FROM unnest($6::int[]) AS i, LATERAL (SELECT $5::timestamptz + (i || ' milliseconds')::interval AS at) AS t
+       RETURNING id`,
       [s.project.id, s.version.id, s.version.consentHash, s.key.id, clock.toISOString(), values],
     );
+    expect(inserted).toHaveLength(values.length);
     tick(10_000);
     const res = await s.exportFile('?format=ndjson');
     const ids = res.text.trimEnd().split('\n').map((line) => JSON.parse(line).id);
-    expect(ids).toEqual(values.map((i) => `bulk-${String(i).padStart(6, '0')}`));
+    // One a millisecond: oldest first is the order they were made in.
+    const made = await server.services.db.query<{ id: string }>(`SELECT id FROM receipts WHERE installation_id = 'bulk-installation' AND project_id = $1 ORDER BY created_at`, [s.project.id]);
+    expect(ids).toEqual(made.map((row) => row.id));
   });
 
   it('answers HEAD with the headers alone', async () => {
@@ -243,7 +248,7 @@ describe('GET /receipts/export', () => {
     const rows = 30_000; // several MB of NDJSON: far more than the socket buffers hold
     await own.services.db.query(
       `INSERT INTO receipts (id, project_id, version_id, consent_hash, choices, installation_id, api_key_id, created_at)
-       SELECT 'slow-' || lpad(i::text, 6, '0'), $1, $2, $3, '{"analytics":true}', 'slow-installation', $4, now() - interval '1 hour'
+       SELECT receipt_id(now() - interval '1 hour'), $1, $2, $3, '{"analytics":true}', 'slow-installation', $4, now() - interval '1 hour'
        FROM generate_series(1, $5::int) AS i`,
       [t.project.id, version.id, version.consentHash, key.id, rows],
     );

@@ -312,9 +312,9 @@ describe('backfill migration', () => {
     for (const [i, x] of extra.entries()) {
       await db.query(
         `INSERT INTO receipts (id, project_id, version_id, consent_hash, choices, installation_id, api_key_id, created_at, gpc, action, jurisdiction)
-         VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8::timestamptz, $9, $10, $11)`,
+         VALUES (receipt_id($7::timestamptz), $1, $2, $3, $4::jsonb, $5, $6, $7::timestamptz, $8, $9, $10)`,
         [
-          `raw-${i}-${s.project.id}`,
+          // The id: a uuidv7 of created_at, as every receipt's (receipt_id(), the partitioning migration).
           s.project.id,
           x.versionId,
           s.version.consentHash,

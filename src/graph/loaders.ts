@@ -5,6 +5,7 @@ import { consentConfigurations } from '../consent/configuration.js';
 import { listPublishEvidenceOf } from '../evidence/package.js';
 import type { Context } from '../context.js';
 import { apiKeySelect } from '../keys/service.js';
+import type { ReceiptWindow } from '../receipts/ids.js';
 import { receiptView, receiptViewSelect, type ReceiptView } from '../receipts/service.js';
 import { toConnection, type PageAfter, type PageArgs } from './connection.js';
 
@@ -15,39 +16,43 @@ interface PageKey extends PageArgs {
 /**
  * A page of children per parent, for many parents in one statement: a LATERAL subquery per
  * parent walks the (parent, time, id) index with its own `after` and limit, then the rows are
- * read whole by id. Table and column names are constants of this file, never input.
+ * read whole by id (and time: receipts are partitioned by it). Table and column names are
+ * constants of this file, never input.
  */
 interface PageSource<Row> {
   table: string;
   parentColumn: string;
   timeColumn: string;
   descending: boolean;
-  read(ids: string[]): Promise<Row[]>;
+  read(found: PageAfter[]): Promise<Row[]>;
   key(row: Row): PageAfter;
 }
 
 function pageLoader<Row extends { id: string }>(ctx: Context, source: PageSource<Row>) {
   const order = source.descending ? 'DESC' : 'ASC';
   const past = source.descending ? '<' : '>';
+  // The time bound repeats the row comparison's first column, so it also bounds the index scan and prunes partitions.
+  const start = source.descending ? 'infinity' : '-infinity';
   const sql = `
-    SELECT page.id, p.ord FROM unnest($1::text[], $2::int[], $3::timestamptz[], $4::text[]) WITH ORDINALITY
+    SELECT page.id, page.at, p.ord FROM unnest($1::text[], $2::int[], $3::timestamptz[], $4::text[]) WITH ORDINALITY
       AS p(parent, lim, after_at, after_id, ord)
     CROSS JOIN LATERAL (
       SELECT t.id, t.${source.timeColumn} AS at FROM ${source.table} t
       WHERE t.${source.parentColumn} = p.parent
+        AND t.${source.timeColumn} ${past}= coalesce(p.after_at, '${start}')
         AND (p.after_at IS NULL OR (t.${source.timeColumn}, t.id) ${past} (p.after_at, p.after_id))
       ORDER BY t.${source.timeColumn} ${order}, t.id ${order} LIMIT p.lim
     ) page
     ORDER BY p.ord, page.at ${order}, page.id ${order}`;
   return new DataLoader<PageKey, ReturnType<typeof toConnection<Row>>, string>(
     async (keys) => {
-      const found = await ctx.services.db.query<{ id: string; ord: string | number }>(sql, [
+      const found = await ctx.services.db.query<{ id: string; at: Date | string; ord: string | number }>(sql, [
         keys.map((key) => key.parentId),
         keys.map((key) => key.first + 1),
         keys.map((key) => key.after?.at.toISOString() ?? null),
         keys.map((key) => key.after?.id ?? null),
       ]);
-      const rows = found.length ? await source.read(found.map((row) => row.id)) : [];
+      const rows = found.length ? await source.read(found.map((row) => ({ id: row.id, at: new Date(row.at) }))) : [];
       const byId = new Map(rows.map((row) => [row.id, row]));
       const perKey = keys.map((): Row[] => []);
       for (const { id, ord } of found) perKey[Number(ord) - 1]!.push(byId.get(id)!);
@@ -67,9 +72,16 @@ function byParent<Row, Value>(read: (ids: string[]) => Promise<Row[]>, parentOf:
   });
 }
 
-/** Receipts by id as the graph shows them (with their version's number). */
-export async function readReceiptViews(prisma: Context['prisma'], ids: string[]): Promise<ReceiptView[]> {
-  const rows = await prisma.receipt.findMany({ where: { id: { in: ids } }, select: receiptViewSelect });
+/**
+ * Receipts by id as the graph shows them (with their version's number). Each id comes with the time its receipt
+ * can have (src/receipts/ids.ts), so the read is pruned to its partitions and served by the created_at index.
+ */
+export async function readReceiptViews(prisma: Context['prisma'], windows: readonly ReceiptWindow[]): Promise<ReceiptView[]> {
+  if (!windows.length) return [];
+  const rows = await prisma.receipt.findMany({
+    where: { OR: windows.map(({ id, from, to }) => ({ id, createdAt: { gte: from, lte: to } })) },
+    select: receiptViewSelect,
+  });
   return rows.map(receiptView);
 }
 
@@ -106,7 +118,7 @@ function createLoaders(ctx: Context) {
       parentColumn: 'project_id',
       timeColumn: 'published_at',
       descending: true,
-      read: (ids) => prisma.consentVersion.findMany({ where: { id: { in: ids } } }),
+      read: (found) => prisma.consentVersion.findMany({ where: { id: { in: found.map((row) => row.id) } } }),
       key: (row) => ({ at: row.publishedAt, id: row.id }),
     }),
     apiKeys: pageLoader(ctx, {
@@ -114,7 +126,7 @@ function createLoaders(ctx: Context) {
       parentColumn: 'project_id',
       timeColumn: 'created_at',
       descending: false,
-      read: (ids) => prisma.apiKey.findMany({ where: { id: { in: ids } }, select: apiKeySelect }),
+      read: (found) => prisma.apiKey.findMany({ where: { id: { in: found.map((row) => row.id) } }, select: apiKeySelect }),
       key: (row) => ({ at: row.createdAt, id: row.id }),
     }),
     deliveries: pageLoader(ctx, {
@@ -122,7 +134,7 @@ function createLoaders(ctx: Context) {
       parentColumn: 'project_id',
       timeColumn: 'created_at',
       descending: true,
-      read: (ids) => prisma.webhookDelivery.findMany({ where: { id: { in: ids } } }),
+      read: (found) => prisma.webhookDelivery.findMany({ where: { id: { in: found.map((row) => row.id) } } }),
       key: (row) => ({ at: row.createdAt, id: row.id }),
     }),
     receipts: pageLoader<ReceiptView>(ctx, {
@@ -130,7 +142,7 @@ function createLoaders(ctx: Context) {
       parentColumn: 'project_id',
       timeColumn: 'created_at',
       descending: true,
-      read: (ids) => readReceiptViews(prisma, ids),
+      read: (found) => readReceiptViews(prisma, found.map(({ id, at }) => ({ id, from: at, to: at }))),
       key: (row) => ({ at: row.createdAt, id: row.id }),
     }),
   };

@@ -1,8 +1,8 @@
 // Relay's global object identification (docs/graphql.md, "Refetching any object"): `node(id)` and `nodes(ids)`
 // find objects by the ids REST already shows. Those are unique across tables (UUIDv7 everywhere), so an id
-// carries no type prefix: one statement asks every table at once (each on its primary key) which one holds it
-// and who owns it; then each object is authorised exactly as its type's own field does, and read in one
-// statement per type. A query costs the same few statements for one id or a hundred.
+// carries no type prefix: one statement asks every table at once (each on its primary key, receipts on the time
+// their ids carry) which one holds it and who owns it; then each object is authorised exactly as its type's own
+// field does, and read in one statement per type. A query costs the same few statements for one id or a hundred.
 import { auditEventView } from '../audit/list.js';
 import { publicUser } from '../auth/accounts.js';
 import type { Context } from '../context.js';
@@ -10,6 +10,7 @@ import { AppError, notFound, validationFailed } from '../errors.js';
 import type { Role } from '../generated/prisma/client.js';
 import { apiKeySelect } from '../keys/service.js';
 import { MEMBER_SELECT } from '../organizations/members.js';
+import { receiptWindows, type ReceiptWindow } from '../receipts/ids.js';
 import { readScansById } from '../scanner/service.js';
 import { readReceiptViews } from './loaders.js';
 
@@ -29,7 +30,10 @@ interface NodeSource {
   table: string;
   ownerColumn: string;
   owner: Owner;
-  read(prisma: Prisma, ids: string[]): Promise<{ id: string }[]>;
+  /** The rows holding the ids $1 (default: the table's `WHERE id = ANY($1)`, on its primary key). */
+  rows?: string;
+  /** `receipts`: where each id's receipt can be (src/receipts/ids.ts), as the lookups need it. */
+  read(prisma: Prisma, ids: string[], receipts: readonly ReceiptWindow[]): Promise<{ id: string }[]>;
 }
 
 /** Every type that implements Node, by GraphQL type name. */
@@ -82,11 +86,14 @@ export const NODE_SOURCES: Record<string, NodeSource> = {
     owner: { project: 'VIEWER' },
     read: (prisma, ids) => prisma.apiKey.findMany({ where: { id: { in: ids } }, select: apiKeySelect }),
   },
+  // Keyed (project_id, created_at, id) and partitioned by month: found by the time each id carries ($2, $3 hold
+  // each id's window), through the created_at index of one partition.
   Receipt: {
     table: 'receipts',
     ownerColumn: 'project_id',
     owner: { project: 'VIEWER' },
-    read: readReceiptViews,
+    rows: 'unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) AS w(wanted, low, high) JOIN receipts ON created_at BETWEEN w.low AND w.high AND id = w.wanted',
+    read: (prisma, _ids, receipts) => readReceiptViews(prisma, receipts),
   },
   WebhookDelivery: {
     table: 'webhook_deliveries',
@@ -116,7 +123,7 @@ export const NODE_SOURCES: Record<string, NodeSource> = {
 };
 
 const WHICH_TABLE = Object.entries(NODE_SOURCES)
-  .map(([type, source]) => `SELECT id, '${type}' AS type, ${source.ownerColumn} AS owner FROM ${source.table} WHERE id = ANY($1::text[])`)
+  .map(([type, source]) => `SELECT id, '${type}' AS type, ${source.ownerColumn} AS owner FROM ${source.rows ?? `${source.table} WHERE id = ANY($1::text[])`}`)
   .join('\nUNION ALL\n');
 
 /** The type name of each object `nodes` returned (read by the Node interface's resolveType). */
@@ -132,7 +139,15 @@ export async function loadNodes(ctx: Context, ids: readonly string[]): Promise<(
   if (ids.length > MAX_NODES) throw validationFailed([{ path: ['ids'], message: `At most ${MAX_NODES} ids` }]);
   ctx.access.requireViewer();
   const unique = [...new Set(ids)];
-  const found = unique.length ? await ctx.services.db.query<{ id: string; type: string; owner: string | null }>(WHICH_TABLE, [unique]) : [];
+  // Every id may be a receipt's: each with the window its receipt's time can be in (null when none can have it).
+  const receipts = new Map((await receiptWindows(ctx.services.db, unique)).map((window) => [window.id, window]));
+  const found = unique.length
+    ? await ctx.services.db.query<{ id: string; type: string; owner: string | null }>(WHICH_TABLE, [
+        unique,
+        unique.map((id) => receipts.get(id)?.from ?? null),
+        unique.map((id) => receipts.get(id)?.to ?? null),
+      ])
+    : [];
   const located = new Map(found.map((row) => [row.id, row]));
 
   // Authorised as the type's own field, each id alone: one refusal does not null the others.
@@ -149,7 +164,7 @@ export async function loadNodes(ctx: Context, ids: readonly string[]): Promise<(
   const objects = new Map<string, { id: string }>();
   await Promise.all(
     [...byType].map(async ([type, typeIds]) => {
-      for (const object of await NODE_SOURCES[type]!.read(ctx.prisma, typeIds)) {
+      for (const object of await NODE_SOURCES[type]!.read(ctx.prisma, typeIds, typeIds.flatMap((id) => receipts.get(id) ?? []))) {
         typeOfNode.set(object, type);
         objects.set(object.id, object);
       }

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { leafHash, merkleTree, type SignedCheckpoint } from '../../verify/ledger.mjs';
 import { changesOf, recordAudit } from '../audit/record.js';
 import { AppError, notFound, validationFailed } from '../errors.js';
+import { receiptWindows } from '../receipts/ids.js';
 import { exportedReceipt, receiptOfRow, type ExportRequest, type ReceiptRow } from '../receipts/service.js';
 import type { Services } from '../services.js';
 import { parseInput } from '../validation.js';
@@ -99,7 +100,11 @@ export async function receiptProof(services: Services, projectId: string, receip
     [projectId, receiptId],
   );
   if (!leaf) {
-    const [exists] = await services.db.query('SELECT 1 FROM receipts WHERE project_id = $1 AND id = $2', [projectId, receiptId]);
+    // Bounded by the time the id carries (src/receipts/ids.ts): one partition of the receipts' key.
+    const [window] = await receiptWindows(services.db, [receiptId]);
+    const [exists] = window
+      ? await services.db.query('SELECT 1 FROM receipts WHERE project_id = $1 AND created_at BETWEEN $2 AND $3 AND id = $4', [projectId, window.from, window.to, receiptId])
+      : [];
     throw exists ? receiptNotSealed() : notFound('Receipt');
   }
   const [row] = await services.db.query<CheckpointRow>(`SELECT ${CHECKPOINT_COLUMNS} FROM ledger_checkpoints WHERE project_id = $1 AND sequence = $2`, [

@@ -222,6 +222,9 @@ async function* exportBatches(services: Services, request: ExportRequest): Async
   }
 }
 
+// The row comparison is an index condition of the key, so each partition before the position costs one probe
+// that finds nothing. (Repeating it as `created_at >= $3` would prune those, but let the planner walk the
+// created_at index of a large project's month instead, reading every project's receipts: 8x slower.)
 const BATCH_SQL = `SELECT id, version_id, consent_hash, choices, installation_id, sdk_version, created_at, locale, gpc, jurisdiction, action, gpp
   FROM receipts
  WHERE project_id = $1 AND created_at < $2 AND (created_at, id) > ($3, $4)
@@ -230,7 +233,7 @@ const BATCH_SQL = `SELECT id, version_id, consent_hash, choices, installation_id
 
 /**
  * One keyset batch. On PostgreSQL the batch runs with sorting disabled, so it always walks the
- * (project_id, created_at, id) index from the cursor: right after a bulk load, before statistics
+ * (project_id, created_at, id) key from the cursor: right after a bulk load, before statistics
  * exist, the planner would otherwise sort the whole project for every batch.
  */
 function readBatch(db: Database, params: unknown[]): Promise<ReceiptRow[]> {

@@ -1,4 +1,3 @@
-import { uuidv7 } from 'uuidv7';
 import { z } from 'zod';
 import type { Services } from '../services.js';
 import { canonicalLocale, EXPERIENCE_LIMITS } from '../consent/experience.js';
@@ -6,6 +5,7 @@ import { authenticateSdk } from './access.js';
 import { sdkCache } from './cache.js';
 import { consentHashMismatch, invalidBody, invalidVersion } from './errors.js';
 import { decisionOf } from '../stats/rollup.js';
+import { receiptId } from '../receipts/ids.js';
 import { receiptWriter } from './receipt-writer.js';
 
 export const MAX_CHOICES = 200;
@@ -102,8 +102,9 @@ export async function recordConsent(
   const choices: Record<string, boolean> = {};
   for (const [key, required] of version.purposes) choices[key] = required || body.choices[key] === true;
 
-  const id = uuidv7();
   const createdAt = services.now();
+  // The id carries createdAt's millisecond: lookups by id find the receipt's partition from it (src/receipts/ids.ts).
+  const id = receiptId(createdAt);
   await receiptWriter(services).write({
     id,
     projectId: project.projectId,

@@ -8,6 +8,7 @@ import { receiptLeafHash } from '../ledger/leaf.js';
 import { enqueueConsentUpdatedBatch } from '../webhooks/outbox.js';
 import { wakeWebhookWorker } from '../webhooks/worker.js';
 import { rollupUpsert, type Decision } from '../stats/rollup.js';
+import { isCheckViolation, makeReceiptPartitions } from '../receipts/partitions.js';
 import { sdkCache } from './cache.js';
 import type { ReceiptAction } from './consent.js';
 
@@ -146,6 +147,19 @@ export class ReceiptWriter {
   }
 
   private async store(receipts: NewReceipt[], shard: number): Promise<void> {
+    try {
+      await this.storeOnce(receipts, shard);
+    } catch (error) {
+      if (!isCheckViolation(error)) throw error;
+      // A month with no partition yet (they are made months ahead by src/receipts/partitions.ts; this is a server
+      // that was off for months, or a moved clock): make the batch's, and try once more. The transaction rolled
+      // back, so nothing was written; a receipt a CHECK refuses fails the same way again.
+      await makeReceiptPartitions(this.services, receipts.map((r) => r.createdAt));
+      await this.storeOnce(receipts, shard);
+    }
+  }
+
+  private async storeOnce(receipts: NewReceipt[], shard: number): Promise<void> {
     const cache = sdkCache(this.services);
     const projectIds = [...new Set(receipts.map((r) => r.projectId))].sort();
     const unknownLive = projectIds.filter((id) => !cache.knowsReceipts(id));

@@ -6,7 +6,17 @@ import type { TestServer } from './server.js';
  * (Prisma's adapter and the raw pool both end there), the PGlite instance's query/exec embedded.
  */
 export async function statementsDuring(server: Pick<TestServer, 'services'>, work: () => Promise<unknown>): Promise<number> {
-  let count = 0;
+  return (await statementsSent(server, work)).length;
+}
+
+export interface SentStatement {
+  sql: string;
+  params: unknown[];
+}
+
+/** The SQL statements (with their parameters) the server sends while `work` runs, as statementsDuring counts them. */
+export async function statementsSent(server: Pick<TestServer, 'services'>, work: () => Promise<unknown>): Promise<SentStatement[]> {
+  const sent: SentStatement[] = [];
   type Methods = Record<'query' | 'exec', (...args: unknown[]) => unknown>;
   const pglite = server.services.db.pglite as unknown as Methods | undefined;
   const target = pglite ?? (pg.Client.prototype as unknown as Methods);
@@ -14,7 +24,9 @@ export async function statementsDuring(server: Pick<TestServer, 'services'>, wor
   const originals = methods.map((method) => [method, target[method]!] as const);
   for (const [method, original] of originals) {
     target[method] = function (this: unknown, ...args: unknown[]) {
-      count++;
+      // pg: (text, values) or ({ text, values, ... }); PGlite: (sql, params) or exec(sql).
+      const [first, second] = args as [string | { text: string; values?: unknown[] }, unknown];
+      sent.push(typeof first === 'string' ? { sql: first, params: Array.isArray(second) ? second : [] } : { sql: first.text, params: first.values ?? [] });
       return original.apply(this, args);
     };
   }
@@ -26,5 +38,5 @@ export async function statementsDuring(server: Pick<TestServer, 'services'>, wor
       else target[method] = original;
     }
   }
-  return count;
+  return sent;
 }
