@@ -15,7 +15,7 @@ import { loadavg } from 'node:os';
 import { ledgerSealWorker, sealDue, sealWorkerOf } from '../src/ledger/seal.js';
 import { receiptWriter } from '../src/sdk/receipt-writer.js';
 import type { Worker } from '../src/workers.js';
-import { databaseCpuMs as databaseCpuOf } from './lib/cpu.js';
+import { databaseCpuMeter } from './lib/cpu.js';
 import { loadFromChild } from './lib/load.js';
 import { benchProject, consentLoad, machine } from './lib/setup.js';
 
@@ -32,8 +32,6 @@ await sealWorkerOf(server.services)?.stop();
 await sealDue(server.services);
 
 const databaseName = db.kind === 'postgres' ? new URL(server.services.config.databaseUrl!).pathname.slice(1) : null;
-/** CPU time (ms) of the PostgreSQL backends serving the bench database. */
-const databaseCpuMs = () => databaseCpuOf(databaseName);
 
 const requests = consentLoad(bench, { necessary: true, analytics: true, marketing: false }, { action: 'custom', jurisdiction: 'DE' });
 const writer = receiptWriter(server.services);
@@ -53,10 +51,10 @@ const post = async (sealing: boolean): Promise<Round> => {
   const worker: Worker | undefined = sealing ? ledgerSealWorker(server.services) : undefined;
   const checkpointsBefore = await checkpointCount();
   const cpu = process.cpuUsage();
-  const dbCpu = databaseCpuMs();
+  const dbCpu = databaseCpuMeter(databaseName);
   const result = await loadFromChild({ port: server.port, connections: CONCURRENCY, durationMs: DURATION_MS, requests, expectStatus: 201 });
   const used = process.cpuUsage(cpu);
-  const dbUsed = databaseCpuMs() - dbCpu;
+  const dbUsed = dbCpu.stop();
   await worker?.stop();
   const n = result.perSecond * (DURATION_MS / 1000);
   return {
@@ -76,7 +74,6 @@ const rounds: Record<'sealingOn' | 'sealingOff', Round[]> = { sealingOn: [], sea
 for (let round = 0; round < ROUNDS; round++) {
   for (const sealing of round % 2 ? [false, true] : [true, false]) rounds[sealing ? 'sealingOn' : 'sealingOff'].push(await post(sealing));
 }
-writer.ledger = true;
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const summary = (name: keyof typeof rounds) => ({
   best: Math.max(...rounds[name].map((r) => r.perSecond)),
@@ -89,6 +86,22 @@ const on = summary('sealingOn');
 const off = summary('sealingOff');
 // What the "on" rounds left waiting is sealed now: the run ends with every receipt in a checkpoint.
 await sealDue(server.services);
+
+// Sealing alone, steadier than the rounds: one round queues receipts with no sealer running, then one
+// sealDue seals them all while nothing else runs; its CPU (service and database) per receipt sealed.
+writer.ledger = true;
+await loadFromChild({ port: server.port, connections: CONCURRENCY, durationMs: DURATION_MS, requests, expectStatus: 201 });
+const [queued] = await db.query<{ n: string }>('SELECT count(*) AS n FROM ledger_pending');
+const sealCpu = process.cpuUsage();
+const sealDbCpu = databaseCpuMeter(databaseName);
+await sealDue(server.services);
+const sealUsed = process.cpuUsage(sealCpu);
+const sealDbUsed = sealDbCpu.stop();
+const sealAlone = {
+  receipts: Number(queued!.n),
+  serviceCpuUsPerReceipt: Number(((sealUsed.user + sealUsed.system) / Number(queued!.n)).toFixed(1)),
+  databaseCpuUsPerReceipt: Number(((sealDbUsed * 1000) / Number(queued!.n)).toFixed(1)),
+};
 const [left] = await db.query<{ n: string }>('SELECT count(*) AS n FROM ledger_pending');
 console.log(
   JSON.stringify(
@@ -104,6 +117,7 @@ console.log(
       ratioOfMedians: Number((on.median / off.median).toFixed(3)),
       /** CPU per request (service + database) with sealing off / on: the cost independent of the load. */
       cpuRatio: Number(((off.medianServiceCpuUs + off.medianDatabaseCpuUs) / (on.medianServiceCpuUs + on.medianDatabaseCpuUs)).toFixed(3)),
+      sealAlone,
       pendingAtEnd: Number(left!.n),
       loadAverage1m: Number(loadavg()[0]!.toFixed(1)),
     },

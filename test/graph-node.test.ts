@@ -160,11 +160,19 @@ describe('nodes(ids)', () => {
 
   it('costs a fixed number of statements: one finds the types of every id, then one read per type present', async () => {
     const keys = await Promise.all([1, 2, 3].map((i) => createKey(server, t.owner.token, t.project.id, `Key ${i}`)));
-    const statements = (wanted: string[]) =>
-      statementsDuring(server, async () => {
-        const res = await gql('query($ids: [ID!]!) { nodes(ids: $ids) { id } }', { ids: wanted }, t.owner.token);
-        expect(res.body.errors).toBeUndefined();
-      });
+    // The fewest of three tries: a background worker's poll (webhook outbox, sealing) landing inside the window
+    // only ever adds a statement.
+    const statements = async (wanted: string[]) => {
+      const counts: number[] = [];
+      for (let i = 0; i < 3; i++)
+        counts.push(
+          await statementsDuring(server, async () => {
+            const res = await gql('query($ids: [ID!]!) { nodes(ids: $ids) { id } }', { ids: wanted }, t.owner.token);
+            expect(res.body.errors).toBeUndefined();
+          }),
+        );
+      return Math.min(...counts);
+    };
     const one = await statements([keys[0]!.id]);
     expect(await statements(keys.map((key) => key.id))).toBe(one);
     // Every type at once: the same count with more ids of a type already present.

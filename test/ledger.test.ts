@@ -205,6 +205,37 @@ describe('sealing', () => {
     }
   });
 
+  it('seals the leaf of what was acknowledged: a receipt changed in the database before sealing does not verify', async () => {
+    const t = await sdkTeam(server);
+    const [kept, changed] = await record(t, 2);
+    // Someone able to bypass the append-only trigger edits a receipt in the seconds before it is sealed.
+    await server.services.db.transaction(async (tx) => {
+      await tx.query('SET LOCAL session_replication_role = replica');
+      await tx.query(`UPDATE receipts SET choices = '{"necessary": true, "analytics": false}' WHERE id = $1`, [changed]);
+    });
+    await sealDue(server.services);
+    const keys = readKeys(await keysDocument());
+    const proofOf = async (id: string) =>
+      (await server.request('GET', `/api/platform/projects/${t.project.id}/receipts/${id}/proof`, { token: t.viewer.token })).body;
+    expect(verifyProof(await proofOf(kept!), keys).ok).toBe(false); // its path was built from the changed neighbour
+    const problems = (await verifyExport((await exportText(t)).text.trimEnd().split('\n'), keys)).problems;
+    expect(problems.map((p: { code: string }) => p.code)).toContain('receipt_edited');
+  });
+
+  it('seals receipts queued by an older release (no leaf in the queue) from the stored receipt', async () => {
+    const t = await sdkTeam(server);
+    const ids = await record(t, 3);
+    await server.services.db.query('UPDATE ledger_pending SET leaf_hash = NULL WHERE project_id = $1', [t.project.id]);
+    const [checkpoint] = (await sealDue(server.services)).filter((c) => c.projectId === t.project.id);
+    expect(checkpoint).toMatchObject({ count: 3 });
+    const keys = readKeys(await keysDocument());
+    for (const id of ids) {
+      const proof = await server.request('GET', `/api/platform/projects/${t.project.id}/receipts/${id}/proof`, { token: t.viewer.token });
+      expect(verifyProof(proof.body, keys)).toEqual({ ok: true, problems: [] });
+    }
+    expect(await verifyExport((await exportText(t)).text.trimEnd().split('\n'), keys)).toMatchObject({ ok: true, receipts: 3 });
+  });
+
   it('refuses to change or remove what was sealed, at the database level', async () => {
     for (const table of ['ledger_checkpoints', 'ledger_leaves']) {
       await expect(server.services.db.query(`UPDATE ${table} SET sequence = sequence`)).rejects.toThrow(/immutable/);

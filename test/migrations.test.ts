@@ -89,6 +89,8 @@ describe('a freshly migrated database matches prisma/schema.prisma', () => {
           return { nested: { list: [1, 'two', true, null] }, serial };
         case 'Role':
           return 'ADMIN';
+        case 'Bytes':
+          return new Uint8Array(Buffer.from(`${model}.${field.name}.${serial}`));
         default:
           throw new Error(`No sample value for ${model}.${field.name}: ${field.type} (extend this test)`);
       }

@@ -1,34 +1,51 @@
-import { checkpointHash, checkpointMessage, leafHash, merkleRoot, type SignedCheckpoint } from '../../verify/ledger.mjs';
+import { checkpointHash, checkpointMessage, merkleRoot, type SignedCheckpoint } from '../../verify/ledger.mjs';
+import type { Connection } from '../db/database.js';
 import { isDatabaseUnavailable, outageMonitor } from '../db/unavailable.js';
-import { exportedReceipt, receiptOfRow, type ReceiptRow } from '../receipts/service.js';
 import type { Services } from '../services.js';
 import { projectWebhookEvent } from '../webhooks/outbox.js';
 import { wakeWebhookWorker } from '../webhooks/worker.js';
 import type { Worker } from '../workers.js';
 import { ledgerSigner } from './keys.js';
+import { receiptOfRow, type ReceiptRow } from '../receipts/service.js';
+import { receiptLeafHash } from './leaf.js';
 
 /** Receipts in one checkpoint at most: bounds a proof's work and an export's memory (more wait for the next). */
 export const MAX_LEAVES = 10_000;
 
-type LedgerRow = ReceiptRow & { version_number: number; pending_id: string };
+interface Waiting {
+  receipt_id: string;
+  /** As text: handed back to the database as it came, no Date made per receipt. */
+  receipt_created_at: string;
+  /** Hashed by the receipt writer; null when an older release queued it. */
+  leaf_hash: Buffer | null;
+}
 
 // The waiting receipts of a project, oldest id first ("C" collation: byte order, as the verifier sorts them).
 const WAITING_SQL = `
-  SELECT p.receipt_id AS pending_id, r.id, r.version_id, v.number AS version_number, r.consent_hash, r.choices, r.installation_id,
-         r.sdk_version, r.created_at, r.locale, r.gpc, r.jurisdiction, r.action, r.gpp
-    FROM (SELECT receipt_id, receipt_created_at FROM ledger_pending WHERE project_id = $1
-           ORDER BY receipt_id COLLATE "C" LIMIT $2) AS p
-    LEFT JOIN receipts AS r ON r.id = p.receipt_id AND r.created_at = p.receipt_created_at
-    LEFT JOIN consent_versions AS v ON v.id = r.version_id
-   ORDER BY p.receipt_id COLLATE "C"`;
+  SELECT receipt_id, receipt_created_at::text AS receipt_created_at, leaf_hash FROM ledger_pending
+   WHERE project_id = $1 ORDER BY receipt_id COLLATE "C" LIMIT $2`;
+
+/** The leaves of receipts queued without one (before the writer hashed them): hashed from the stored receipt. */
+async function storedLeaves(tx: Connection, projectId: string, waiting: Waiting[]): Promise<Map<string, Buffer>> {
+  const rows = await tx.query<ReceiptRow & { version_number: number }>(
+    `SELECT r.id, r.version_id, v.number AS version_number, r.consent_hash, r.choices, r.installation_id, r.sdk_version, r.created_at,
+            r.locale, r.gpc, r.jurisdiction, r.action, r.gpp
+       FROM unnest($2::text[], $3::timestamptz[]) AS w(id, created_at)
+       JOIN receipts AS r ON r.project_id = $1 AND r.id = w.id AND r.created_at = w.created_at
+       JOIN consent_versions AS v ON v.id = r.version_id`,
+    [projectId, waiting.map((w) => w.receipt_id), waiting.map((w) => w.receipt_created_at)],
+  );
+  return new Map(rows.map((row) => [row.id, receiptLeafHash(receiptOfRow(row, row.version_number))]));
+}
 
 /**
- * Seals one project's waiting receipts (ledger_pending, written in each receipt's own transaction) into the
- * next checkpoint, all in one transaction:
+ * Seals one project's waiting receipts (ledger_pending, written in each receipt's own transaction with the
+ * receipt's leaf hash) into the next checkpoint, all in one transaction:
  *   1. claim the project by locking its ledger head row, FOR UPDATE SKIP LOCKED: another instance sealing the
  *      same project is skipped, not waited for, and a crash releases the lock with the transaction;
- *   2. read up to MAX_LEAVES waiting receipts, ordered by id (uuidv7: by time, then at random);
- *   3. hash them into a Merkle tree, sign the checkpoint, store it with one ledger_leaves row per receipt
+ *   2. read up to MAX_LEAVES waiting receipts' leaves, ordered by id (uuidv7: by time, then at random), from the
+ *      queue alone (only rows queued by an older release are hashed from the receipts table);
+ *   3. build the Merkle tree, sign the checkpoint, store it with one ledger_leaves row per receipt
  *      (primary key (project, receipt): a receipt cannot be sealed twice), delete their waiting rows, move the
  *      head, and queue the `ledger.checkpoint` webhook event (when the project asked for it).
  * Either all of it commits or none of it: a receipt is waiting or sealed, never both, never neither.
@@ -43,26 +60,32 @@ export async function sealProject(services: Services, projectId: string): Promis
       [projectId],
     );
     if (!head) return 'busy' as const;
-    const rows = await tx.query<LedgerRow>(WAITING_SQL, [projectId, MAX_LEAVES]);
-    if (!rows.length) return null;
-    const missing = rows.find((row) => row.id === null);
-    // Cannot happen (both rows are written in one transaction); if it did, sealing must stop, not skip it.
-    if (missing) throw new Error(`ledger: waiting receipt ${missing.pending_id} of project ${projectId} not found`);
+    const waiting = await tx.query<Waiting>(WAITING_SQL, [projectId, MAX_LEAVES]);
+    if (!waiting.length) return null;
+    const unhashed = waiting.filter((w) => w.leaf_hash === null);
+    const stored = unhashed.length ? await storedLeaves(tx, projectId, unhashed) : new Map<string, Buffer>();
+    const leaves = waiting.map((w) => {
+      // (The embedded engine gives bytea as a Uint8Array.)
+      const leaf = w.leaf_hash ? Buffer.from(w.leaf_hash) : stored.get(w.receipt_id);
+      // A receipt and its queue row are written in one transaction: a queued receipt without its row cannot
+      // be hashed, and sealing must stop rather than skip it.
+      if (!leaf) throw new Error(`ledger: waiting receipt ${w.receipt_id} of project ${projectId} not found`);
+      return leaf;
+    });
 
-    const receipts = rows.map((row) => exportedReceipt(receiptOfRow(row, row.version_number)));
     const body = {
       projectId,
       sequence: head.sequence + 1,
       previous: head.checkpoint_hash,
-      root: merkleRoot(receipts.map(leafHash)).toString('hex'),
-      count: receipts.length,
-      firstReceiptId: receipts[0]!.id,
-      lastReceiptId: receipts.at(-1)!.id,
+      root: merkleRoot(leaves).toString('hex'),
+      count: waiting.length,
+      firstReceiptId: waiting[0]!.receipt_id,
+      lastReceiptId: waiting.at(-1)!.receipt_id,
       createdAt: services.now().toISOString(),
     };
     const checkpoint: SignedCheckpoint = { ...body, keyId: signer.keyId, signature: signer.sign(checkpointMessage(body)) };
     const hash = checkpointHash(body);
-    const ids = receipts.map((r) => r.id);
+    const ids = waiting.map((w) => w.receipt_id);
     await tx.query(
       `INSERT INTO ledger_checkpoints (project_id, sequence, previous, root, count, first_receipt_id, last_receipt_id, created_at, hash, key_id, signature)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
@@ -76,7 +99,7 @@ export async function sealProject(services: Services, projectId: string): Promis
            FROM unnest($3::text[], $4::timestamptz[]) WITH ORDINALITY AS l(id, created_at, ordinality)),
        done AS (DELETE FROM ledger_pending WHERE project_id = $1 AND receipt_id = ANY($3::text[]))
        UPDATE ledger_heads SET sequence = $2, checkpoint_hash = $5 WHERE project_id = $1`,
-      [projectId, body.sequence, ids, receipts.map((r) => r.createdAt), hash],
+      [projectId, body.sequence, ids, waiting.map((w) => w.receipt_created_at), hash],
     );
     // Operators who keep roots outside our reach take them from their webhook, when they asked (docs/ledger.md).
     if (!head.checkpoint_webhook) return { checkpoint, queued: false };

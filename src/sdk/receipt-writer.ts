@@ -4,6 +4,7 @@ import { isDatabaseUnavailable, serviceUnavailable } from '../db/unavailable.js'
 import { notifyMembers } from '../notifications/notify.js';
 import type { Services } from '../services.js';
 import { metricsOf } from '../metrics/metrics.js';
+import { receiptLeafHash } from '../ledger/leaf.js';
 import { enqueueConsentUpdatedBatch } from '../webhooks/outbox.js';
 import { wakeWebhookWorker } from '../webhooks/worker.js';
 import { rollupUpsert, type Decision } from '../stats/rollup.js';
@@ -12,6 +13,7 @@ import { sdkCache } from './cache.js';
 import type { ReceiptAction } from './consent.js';
 
 type Tx = Prisma.TransactionClient;
+
 
 /** A checked receipt, ready to store. */
 export interface NewReceipt {
@@ -165,26 +167,29 @@ export class ReceiptWriter {
       const firstReceiptOf = await this.goLiveProjects(tx, unknownLive);
       // One statement for the whole batch, in raw SQL: Prisma would plan a new query for every batch size.
       // With it, in the same statement, the batch summed into the analytics rollup (src/stats/rollup.ts) and
-      // queued for the ledger (committed means it will be sealed, src/ledger/seal.ts).
+      // queued for the ledger with each receipt's leaf, hashed from what is acknowledged (committed means it
+      // will be sealed, src/ledger/seal.ts).
       const column = <K extends keyof NewReceipt>(key: K) => receipts.map((r) => r[key]);
       const rollup = this.rollup ? rollupUpsert(receipts, shard) : null;
-      const alongside = rollup || this.ledger;
       await tx.$executeRaw`
-        ${alongside ? Prisma.sql`WITH stored AS (` : Prisma.empty}
-        INSERT INTO receipts (id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc,
-                              jurisdiction, action, gpp)
-        SELECT id, project_id, version_id, consent_hash, choices::jsonb, installation_id, sdk_version, api_key_id, created_at::timestamptz, locale, gpc,
-               jurisdiction, action, gpp
-        FROM unnest(${column('id')}::text[], ${column('projectId')}::text[], ${column('versionId')}::text[],
-                    ${column('consentHash')}::text[], ${receipts.map((r) => JSON.stringify(r.choices))}::text[],
-                    ${column('installationId')}::text[], ${column('sdkVersion')}::text[], ${column('apiKeyId')}::text[],
-                    ${receipts.map((r) => r.createdAt.toISOString())}::text[], ${column('locale')}::text[], ${column('gpc')}::boolean[],
-                    ${column('jurisdiction')}::text[], ${column('action')}::text[], ${column('gpp')}::text[])
-          AS r(id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc,
-               jurisdiction, action, gpp)
-        ${alongside ? Prisma.sql`RETURNING project_id, id, created_at)` : Prisma.empty}
-        ${this.ledger ? Prisma.sql`, queued AS (INSERT INTO ledger_pending (project_id, receipt_id, receipt_created_at) SELECT project_id, id, created_at FROM stored)` : Prisma.empty}
-        ${rollup ?? (alongside ? Prisma.sql`SELECT 1` : Prisma.empty)}`;
+        WITH input AS (
+          SELECT * FROM unnest(${column('id')}::text[], ${column('projectId')}::text[], ${column('versionId')}::text[],
+                               ${column('consentHash')}::text[], ${receipts.map((r) => JSON.stringify(r.choices))}::text[],
+                               ${column('installationId')}::text[], ${column('sdkVersion')}::text[], ${column('apiKeyId')}::text[],
+                               ${receipts.map((r) => r.createdAt.toISOString())}::text[], ${column('locale')}::text[], ${column('gpc')}::boolean[],
+                               ${column('jurisdiction')}::text[], ${column('action')}::text[], ${column('gpp')}::text[])
+            WITH ORDINALITY AS r(id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc,
+                 jurisdiction, action, gpp, n)),
+        stored AS (
+          INSERT INTO receipts (id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc,
+                                jurisdiction, action, gpp)
+          SELECT id, project_id, version_id, consent_hash, choices::jsonb, installation_id, sdk_version, api_key_id, created_at::timestamptz, locale, gpc,
+                 jurisdiction, action, gpp
+            FROM input)
+        ${this.ledger ? Prisma.sql`, queued AS (INSERT INTO ledger_pending (project_id, receipt_id, receipt_created_at, leaf_hash)
+            -- The batch's leaves as one bytea, 32 bytes per receipt in batch order (cheaper to send than an array).
+            SELECT project_id, id, created_at::timestamptz, substring(${Buffer.concat(receipts.map(receiptLeafHash))}::bytea FROM n::int * 32 - 31 FOR 32) FROM input)` : Prisma.empty}
+        ${rollup ?? Prisma.sql`SELECT 1`}`;
       // The outbox insert only matters where a webhook is enabled; ask once per batch.
       const webhooks = await tx.$queryRaw<{ project_id: string }[]>`
         SELECT project_id FROM webhooks WHERE project_id = ANY(${projectIds}::text[]) AND enabled`;

@@ -1,0 +1,42 @@
+import { hash } from 'node:crypto';
+import { leafHash } from '../../verify/ledger.mjs';
+import { exportedReceipt, type ReceiptView } from '../receipts/service.js';
+
+const json = JSON.stringify;
+
+/**
+ * The canonical JSON (RFC 8785) of a receipt as exported, written out for the receipt's fixed shape: the same
+ * text as `canonicalize(exportedReceipt(receipt))`, which the verifier computes, at a fifth of the cost (every
+ * receipt is hashed on the consent POST's path, issue 32's throughput goal). Keys in RFC 8785's order (UTF-16
+ * code units, as `Array.prototype.sort`), the optional ones only when the SDK sent them, as the export does;
+ * strings and numbers through JSON.stringify, as `canonicalize` does. `test/ledger-leaf.test.ts` holds the two
+ * equal on generated receipts. Null for anything not of a receipt's shape (a choice that is not a boolean):
+ * the general serializer decides those.
+ */
+export function canonicalReceipt(receipt: ReceiptView): string | null {
+  const choices = receipt.choices as Record<string, unknown>;
+  if (typeof choices !== 'object' || choices === null || Array.isArray(choices)) return null;
+  let decided = '';
+  for (const purpose of Object.keys(choices).sort()) {
+    const value = choices[purpose];
+    if (typeof value !== 'boolean') return null;
+    decided += `${decided ? ',' : ''}${json(purpose)}:${value}`;
+  }
+  const { action, gpc, gpp, jurisdiction, locale } = receipt;
+  return (
+    `{${action === null ? '' : `"action":${json(action)},`}"choices":{${decided}},"consentHash":${json(receipt.consentHash)},` +
+    `"createdAt":${json(receipt.createdAt.toISOString())},${gpc === null ? '' : `"gpc":${gpc},`}${gpp === null ? '' : `"gpp":${json(gpp)},`}` +
+    `"id":${json(receipt.id)},"installationId":${json(receipt.installationId)},${jurisdiction === null ? '' : `"jurisdiction":${json(jurisdiction)},`}` +
+    `${locale === null ? '' : `"locale":${json(locale)},`}"sdkVersion":${json(receipt.sdkVersion)},"versionId":${json(receipt.versionId)},` +
+    `"versionNumber":${json(receipt.versionNumber)}}`
+  );
+}
+
+/** A receipt's ledger leaf (verify/ledger.mjs: SHA-256 of 0x00 and its canonical JSON as exported). */
+export function receiptLeafHash(receipt: ReceiptView): Buffer {
+  const canonical = canonicalReceipt(receipt);
+  if (canonical !== null) return hash('sha256', `\0${canonical}`, 'buffer');
+  const { id, versionId, versionNumber, consentHash, choices, installationId, sdkVersion, createdAt, locale, gpc, jurisdiction, action, gpp } = receipt;
+  // Only the view's own fields: a writer's receipt carries more (project, key, decision) that are not exported.
+  return leafHash(exportedReceipt({ id, versionId, versionNumber, consentHash, choices, installationId, sdkVersion, createdAt, locale, gpc, jurisdiction, action, gpp }));
+}
