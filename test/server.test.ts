@@ -229,7 +229,7 @@ describe('npm start', () => {
     } finally {
       await db.close();
     }
-  });
+  }, 180_000); // npm start builds and migrates first: over a minute on a loaded 2-core machine (CI on Node 26 once)
 });
 
 describe('graceful shutdown', () => {
