@@ -90,18 +90,22 @@ describe('the ledger with two service processes on one PostgreSQL', () => {
 
     // Within a minute, nothing waits to be sealed any more.
     await expect
-      .poll(async () => Number((await sql.query('SELECT count(*) AS n FROM ledger_pending WHERE project_id = $1', [proj.id])).rows[0].n), { timeout: 60_000, interval: 250 })
+      .poll(async () => Number((await sql.query('SELECT count(*) AS n FROM ledger_pending_batches WHERE project_id = $1', [proj.id])).rows[0].n), {
+        timeout: 60_000,
+        interval: 250,
+      })
       .toBe(0);
 
     const count = async (query: string) => Number((await sql.query(query, [proj.id])).rows[0].n);
     const receipts = await count('SELECT count(*) AS n FROM receipts WHERE project_id = $1');
-    const leaves = await count('SELECT count(*) AS n FROM ledger_leaves WHERE project_id = $1');
-    const distinctLeaves = await count('SELECT count(DISTINCT receipt_id) AS n FROM ledger_leaves WHERE project_id = $1');
+    const sealedIds = 'SELECT s.receipt_id FROM ledger_checkpoints AS c, unnest(c.receipt_ids) AS s(receipt_id) WHERE c.project_id = $1';
+    const leaves = await count(`SELECT count(*) AS n FROM (${sealedIds}) AS l`);
+    const distinctLeaves = await count(`SELECT count(DISTINCT receipt_id) AS n FROM (${sealedIds}) AS l`);
     const sealedByCheckpoints = await count('SELECT coalesce(sum(count), 0) AS n FROM ledger_checkpoints WHERE project_id = $1');
     // Every committed receipt (acknowledged or not) sealed once; the counts agree three ways.
     expect({ leaves, distinctLeaves, sealedByCheckpoints }).toEqual({ leaves: receipts, distinctLeaves: receipts, sealedByCheckpoints: receipts });
     const sealed = new Set(
-      (await sql.query<{ receipt_id: string }>('SELECT receipt_id FROM ledger_leaves WHERE project_id = $1', [proj.id])).rows.map((r) => r.receipt_id),
+      (await sql.query<{ receipt_id: string }>(sealedIds, [proj.id])).rows.map((r) => r.receipt_id),
     );
     expect(acknowledged.filter((id) => !sealed.has(id))).toEqual([]);
     expect(new Set(acknowledged).size).toBe(acknowledgedCount);

@@ -104,7 +104,7 @@ describe('sealing', () => {
 
     // Each receipt in exactly one checkpoint.
     const leaves = await server.services.db.query<{ receipt_id: string; sequence: number }>(
-      'SELECT receipt_id, sequence FROM ledger_leaves WHERE project_id = $1 ORDER BY sequence, leaf_index',
+      'SELECT s.receipt_id, c.sequence FROM ledger_checkpoints AS c, unnest(c.receipt_ids) AS s(receipt_id) WHERE c.project_id = $1 ORDER BY c.sequence',
       [t.project.id],
     );
     expect(leaves.map((l) => l.receipt_id).sort()).toEqual([...first, ...second].sort());
@@ -222,25 +222,78 @@ describe('sealing', () => {
     expect(problems.map((p: { code: string }) => p.code)).toContain('receipt_edited');
   });
 
-  it('seals receipts queued by an older release (no leaf in the queue) from the stored receipt', async () => {
+  it('seals receipts queued by an older release (one row per receipt, with or without its leaf) with the batches', async () => {
     const t = await sdkTeam(server);
-    const ids = await record(t, 3);
-    await server.services.db.query('UPDATE ledger_pending SET leaf_hash = NULL WHERE project_id = $1', [t.project.id]);
+    const ids = await record(t, 4);
+    // What releases before the batches queued: one row per receipt. The first two receipts' batches become such
+    // rows, the first without a leaf (hashed from the stored receipt); the other two stay batches.
+    await server.services.db.query(
+      `WITH moved AS (DELETE FROM ledger_pending_batches WHERE project_id = $1 AND receipt_ids && $2::text[] RETURNING receipt_ids, receipt_created_ats, leaves)
+       INSERT INTO ledger_pending (project_id, receipt_id, receipt_created_at, leaf_hash)
+       SELECT $1, s.id, s.created_at, CASE WHEN s.id = $3 THEN NULL ELSE substring(m.leaves FROM s.n::int * 32 - 31 FOR 32) END
+         FROM moved AS m, unnest(m.receipt_ids, m.receipt_created_ats) WITH ORDINALITY AS s(id, created_at, n)`,
+      [t.project.id, ids.slice(0, 2), ids[0]],
+    );
+    expect(await server.services.db.query('SELECT 1 FROM ledger_pending WHERE project_id = $1', [t.project.id])).toHaveLength(2);
     const [checkpoint] = (await sealDue(server.services)).filter((c) => c.projectId === t.project.id);
-    expect(checkpoint).toMatchObject({ count: 3 });
+    expect(checkpoint).toMatchObject({ count: 4, firstReceiptId: [...ids].sort()[0], lastReceiptId: [...ids].sort()[3] });
+    expect(await server.services.db.query('SELECT 1 FROM ledger_pending WHERE project_id = $1', [t.project.id])).toEqual([]);
+    expect(await server.services.db.query('SELECT 1 FROM ledger_pending_batches WHERE project_id = $1', [t.project.id])).toEqual([]);
     const keys = readKeys(await keysDocument());
     for (const id of ids) {
       const proof = await server.request('GET', `/api/platform/projects/${t.project.id}/receipts/${id}/proof`, { token: t.viewer.token });
       expect(verifyProof(proof.body, keys)).toEqual({ ok: true, problems: [] });
     }
-    expect(await verifyExport((await exportText(t)).text.trimEnd().split('\n'), keys)).toMatchObject({ ok: true, receipts: 3 });
+    expect(await verifyExport((await exportText(t)).text.trimEnd().split('\n'), keys)).toMatchObject({ ok: true, receipts: 4 });
+  });
+
+  it('proves and exports checkpoints an older release sealed (their receipts in ledger_leaves, none on the checkpoint)', async () => {
+    const t = await sdkTeam(server);
+    const older = await record(t, 3);
+    await sealDue(server.services);
+    const newer = await record(t, 2);
+    await sealDue(server.services);
+    // The first checkpoint as the previous release stored it: its receipts one row each in ledger_leaves.
+    await server.services.db.transaction(async (tx) => {
+      await tx.query('SET LOCAL session_replication_role = replica');
+      await tx.query(
+        `INSERT INTO ledger_leaves (project_id, receipt_id, sequence, leaf_index, receipt_created_at)
+         SELECT c.project_id, s.id, c.sequence, s.n - 1, s.created_at
+           FROM ledger_checkpoints AS c, unnest(c.receipt_ids, c.receipt_created_ats) WITH ORDINALITY AS s(id, created_at, n)
+          WHERE c.project_id = $1 AND c.sequence = 1`,
+        [t.project.id],
+      );
+      await tx.query(`UPDATE ledger_checkpoints SET receipt_ids = '{}', receipt_created_ats = '{}' WHERE project_id = $1 AND sequence = 1`, [t.project.id]);
+    });
+    const keys = readKeys(await keysDocument());
+    for (const id of [...older, ...newer]) {
+      const proof = await server.request('GET', `/api/platform/projects/${t.project.id}/receipts/${id}/proof`, { token: t.viewer.token });
+      expect(proof.body.checkpoint.sequence).toBe(older.includes(id) ? 1 : 2);
+      expect(verifyProof(proof.body, keys)).toEqual({ ok: true, problems: [] });
+    }
+    expect(await verifyExport((await exportText(t)).text.trimEnd().split('\n'), keys)).toMatchObject({ ok: true, checkpoints: 2, receipts: 5 });
   });
 
   it('refuses to change or remove what was sealed, at the database level', async () => {
+    const t = await sdkTeam(server);
+    await record(t, 1);
+    await sealDue(server.services);
+    // ledger_leaves is what older releases sealed into (one row per receipt): one such row, kept as sealed.
+    const [sealed] = await server.services.db.query<{ project_id: string; id: string; created_at: string }>(
+      'SELECT c.project_id, c.receipt_ids[1] AS id, c.receipt_created_ats[1]::text AS created_at FROM ledger_checkpoints AS c WHERE c.project_id = $1',
+      [t.project.id],
+    );
+    await server.services.db.query('INSERT INTO ledger_leaves (project_id, receipt_id, sequence, leaf_index, receipt_created_at) VALUES ($1, $2, 1, 0, $3)', [
+      sealed!.project_id,
+      `legacy-${sealed!.id}`,
+      sealed!.created_at,
+    ]);
     for (const table of ['ledger_checkpoints', 'ledger_leaves']) {
       await expect(server.services.db.query(`UPDATE ${table} SET sequence = sequence`)).rejects.toThrow(/immutable/);
       await expect(server.services.db.query(`DELETE FROM ${table}`)).rejects.toThrow(/immutable/);
     }
+    // The receipts a checkpoint sealed are part of it.
+    await expect(server.services.db.query(`UPDATE ledger_checkpoints SET receipt_ids = receipt_ids[1:1]`)).rejects.toThrow(/immutable/);
   });
 });
 

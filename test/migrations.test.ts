@@ -73,12 +73,15 @@ describe('a freshly migrated database matches prisma/schema.prisma', () => {
     const created = new Map<string, Record<string, unknown>>();
     const sample = (model: string, field: Field): unknown => {
       serial++;
+      if (field.isList && field.type === 'DateTime') return [new Date(Date.UTC(2026, 10, 22, 10, 0, serial % 60, 123)), new Date(Date.UTC(2026, 10, 23))];
       if (field.isList) return [`${field.name}-a-${serial}`, `${field.name}-b`];
       switch (field.type) {
         case 'String':
           return field.isId ? uuidv7() : `${model}.${field.name}.${serial}`;
         case 'Int':
           return 1000 + serial;
+        case 'BigInt':
+          return BigInt(1000 + serial);
         case 'Boolean':
           return serial % 2 === 0;
         case 'DateTime':

@@ -65,18 +65,38 @@ export async function listCheckpoints(services: Services, projectId: string, inp
   return { checkpoints: page, nextCursor: rows.length > data.limit ? encodeCursor(page.at(-1)!.sequence) : null };
 }
 
-/** The receipts one checkpoint sealed, in leaf order, as exported (what their leaves hash). */
+/**
+ * The receipts one checkpoint sealed, in leaf order, as exported (what their leaves hash): from the ids the
+ * checkpoint holds, or from `ledger_leaves` for a checkpoint an older release sealed (its ids are empty).
+ */
 async function sealedReceipts(services: Services, projectId: string, sequence: number, versionNumber: (id: string) => number) {
   const rows = await services.db.query<ReceiptRow>(
-    `SELECT r.id, r.version_id, r.consent_hash, r.choices, r.installation_id, r.sdk_version, r.created_at, r.locale, r.gpc,
+    `WITH leaves AS (
+       SELECT s.id, s.created_at, s.n - 1 AS leaf_index
+         FROM ledger_checkpoints AS c, unnest(c.receipt_ids, c.receipt_created_ats) WITH ORDINALITY AS s(id, created_at, n)
+        WHERE c.project_id = $1 AND c.sequence = $2
+       UNION ALL
+       SELECT receipt_id, receipt_created_at, leaf_index FROM ledger_leaves WHERE project_id = $1 AND sequence = $2)
+     SELECT r.id, r.version_id, r.consent_hash, r.choices, r.installation_id, r.sdk_version, r.created_at, r.locale, r.gpc,
             r.jurisdiction, r.action, r.gpp
-       FROM ledger_leaves AS l JOIN receipts AS r ON r.id = l.receipt_id AND r.created_at = l.receipt_created_at
-      WHERE l.project_id = $1 AND l.sequence = $2
+       FROM leaves AS l JOIN receipts AS r ON r.project_id = $1 AND r.created_at = l.created_at AND r.id = l.id
       ORDER BY l.leaf_index`,
     [projectId, sequence],
   );
   return rows.map((row) => exportedReceipt(receiptOfRow(row, versionNumber(row.version_id))));
 }
+
+// The checkpoint that sealed a receipt, and its leaf: in `ledger_leaves` when an older release sealed it, else the
+// first checkpoint, in order of its last receipt id, whose id range holds it and whose ids include it (ranges
+// overlap only around receipts committed after a checkpoint sealed younger ones, so few are looked into).
+const SEALED_AT_SQL = `
+  SELECT sequence, leaf_index FROM ledger_leaves WHERE project_id = $1 AND receipt_id = $2
+  UNION ALL
+  (SELECT c.sequence, p.leaf_index
+     FROM ledger_checkpoints AS c, LATERAL (SELECT array_position(c.receipt_ids, $2::text) - 1 AS leaf_index) AS p
+    WHERE c.project_id = $1 AND c.last_receipt_id COLLATE "C" >= $2 AND c.first_receipt_id COLLATE "C" <= $2 AND p.leaf_index IS NOT NULL
+    ORDER BY c.last_receipt_id COLLATE "C" LIMIT 1)
+  LIMIT 1`;
 
 async function versionNumbers(services: Services, projectId: string) {
   const versions = await services.db.query<{ id: string; number: number }>('SELECT id, number FROM consent_versions WHERE project_id = $1', [projectId]);
@@ -95,18 +115,14 @@ export const receiptNotSealed = () =>
 export async function receiptProof(services: Services, projectId: string, receiptId: string) {
   // Receipt ids are uuids: anything else (including text PostgreSQL cannot hold) is simply not one of ours.
   if (!/^[0-9A-Za-z-]{1,64}$/.test(receiptId)) throw notFound('Receipt');
-  const [leaf] = await services.db.query<{ sequence: number; leaf_index: number }>(
-    'SELECT sequence, leaf_index FROM ledger_leaves WHERE project_id = $1 AND receipt_id = $2',
-    [projectId, receiptId],
-  );
-  if (!leaf) {
-    // Bounded by the time the id carries (src/receipts/ids.ts): one partition of the receipts' key.
-    const [window] = await receiptWindows(services.db, [receiptId]);
-    const [exists] = window
-      ? await services.db.query('SELECT 1 FROM receipts WHERE project_id = $1 AND created_at BETWEEN $2 AND $3 AND id = $4', [projectId, window.from, window.to, receiptId])
-      : [];
-    throw exists ? receiptNotSealed() : notFound('Receipt');
-  }
+  // Bounded by the time the id carries (src/receipts/ids.ts): one partition of the receipts' key.
+  const [window] = await receiptWindows(services.db, [receiptId]);
+  const [exists] = window
+    ? await services.db.query('SELECT 1 FROM receipts WHERE project_id = $1 AND created_at BETWEEN $2 AND $3 AND id = $4', [projectId, window.from, window.to, receiptId])
+    : [];
+  if (!exists) throw notFound('Receipt');
+  const [leaf] = await services.db.query<{ sequence: number; leaf_index: number }>(SEALED_AT_SQL, [projectId, receiptId]);
+  if (!leaf) throw receiptNotSealed();
   const [row] = await services.db.query<CheckpointRow>(`SELECT ${CHECKPOINT_COLUMNS} FROM ledger_checkpoints WHERE project_id = $1 AND sequence = $2`, [
     projectId,
     leaf.sequence,

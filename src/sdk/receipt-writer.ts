@@ -186,9 +186,13 @@ export class ReceiptWriter {
           SELECT id, project_id, version_id, consent_hash, choices::jsonb, installation_id, sdk_version, api_key_id, created_at::timestamptz, locale, gpc,
                  jurisdiction, action, gpp
             FROM input)
-        ${this.ledger ? Prisma.sql`, queued AS (INSERT INTO ledger_pending (project_id, receipt_id, receipt_created_at, leaf_hash)
-            -- The batch's leaves as one bytea, 32 bytes per receipt in batch order (cheaper to send than an array).
-            SELECT project_id, id, created_at::timestamptz, substring(${Buffer.concat(receipts.map(receiptLeafHash))}::bytea FROM n::int * 32 - 31 FOR 32) FROM input)` : Prisma.empty}
+        ${this.ledger ? Prisma.sql`, queued AS (
+            -- One queue row per project of the batch, not per receipt. The batch's leaves come as one bytea, 32 bytes
+            -- per receipt in batch order (cheaper to send than an array), and are kept in the ids' order.
+            INSERT INTO ledger_pending_batches (project_id, count, receipt_ids, receipt_created_ats, leaves)
+            SELECT project_id, count(*), array_agg(id ORDER BY n), array_agg(created_at::timestamptz ORDER BY n),
+                   string_agg(substring(${Buffer.concat(receipts.map(receiptLeafHash))}::bytea FROM n::int * 32 - 31 FOR 32), ''::bytea ORDER BY n)
+              FROM input GROUP BY project_id)` : Prisma.empty}
         ${rollup ?? Prisma.sql`SELECT 1`}`;
       // The outbox insert only matters where a webhook is enabled; ask once per batch.
       const webhooks = await tx.$queryRaw<{ project_id: string }[]>`
