@@ -3,7 +3,7 @@
 //                                BENCH_DATABASE_URL= (empty) for the embedded database)
 //
 // POST /api/sdk/v1/consent at CONCURRENCY, rounds of DURATION_MS alternating between three modes:
-//   sealing on:  each receipt queued for the ledger in its own transaction (ledger_pending) and the sealing
+//   sealing on:  each receipt queued for the ledger in its own transaction (ledger_pending_batches) and the sealing
 //                worker running at its default interval (5 s): checkpoints made, signed and stored while the
 //                load runs, in this process and this database;
 //   queued only: receipts queued as above but no sealing worker (what the POST itself pays; the queue is sealed
@@ -113,7 +113,8 @@ const cpuOf = (s: typeof on) => s.medianServiceCpuUs + s.medianDatabaseCpuUs;
 // sealDue seals them all while nothing else runs; its CPU (service and database) per receipt sealed.
 writer.ledger = true;
 await loadFromChild({ port: server.port, connections: CONCURRENCY, durationMs: DURATION_MS, requests, expectStatus: 201 });
-const [queued] = await db.query<{ n: string }>('SELECT count(*) AS n FROM ledger_pending');
+const waitingCount = "SELECT (SELECT coalesce(sum(count), 0) FROM ledger_pending_batches) + (SELECT count(*) FROM ledger_pending) AS n";
+const [queued] = await db.query<{ n: string }>(waitingCount);
 const sealCpu = process.cpuUsage();
 const sealDbCpu = databaseCpuMeter(databaseName);
 await sealDue(server.services);
@@ -124,7 +125,7 @@ const sealAlone = {
   serviceCpuUsPerReceipt: Number(((sealUsed.user + sealUsed.system) / Number(queued!.n)).toFixed(1)),
   databaseCpuUsPerReceipt: Number(((sealDbUsed * 1000) / Number(queued!.n)).toFixed(1)),
 };
-const [left] = await db.query<{ n: string }>('SELECT count(*) AS n FROM ledger_pending');
+const [left] = await db.query<{ n: string }>(waitingCount);
 console.log(
   JSON.stringify(
     {

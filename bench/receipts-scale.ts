@@ -18,6 +18,9 @@
 //   as row-by-row inserts leave them); FK_CHECKS=1 checks foreign keys row by row; VERIFY=1 compares the rollup
 //   with the migrations' backfill and checks ids and references (reads every receipt: for 1 M, not 100 M);
 //   DISK_SPARE_GB=10: a load the disk cannot hold with that much to spare is refused.
+//   REUSE_DATABASE=<name>: measure a database an earlier run loaded and kept (KEEP=1, or a run stopped after its
+//   load) again, without loading (one size, SCALES=<its receipts>; it is not dropped). EXPORT_HEAP=0 skips the
+//   export's second pass (live heap sampled with forced GCs every 250 ms: 3x the export's time; at 100 M an hour).
 // The machine is shared: read the ratios between sizes of one run, with the load average printed beside them.
 import { spawnSync } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -42,6 +45,8 @@ const CONCURRENCY = Number(process.env.CONCURRENCY ?? 32);
 const DURATION_MS = Number(process.env.DURATION_MS ?? 5000);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
 const KEEP = process.env.KEEP === '1';
+const REUSE_DATABASE = process.env.REUSE_DATABASE;
+const EXPORT_HEAP = process.env.EXPORT_HEAP !== '0';
 const CHUNK = Number(process.env.CHUNK ?? 1_000_000);
 const LOAD_WORKERS = Number(process.env.LOAD_WORKERS ?? 2);
 const INDEX_WORKERS = Number(process.env.INDEX_WORKERS ?? 2);
@@ -67,20 +72,83 @@ async function timed(reads: number, read: (i: number) => Promise<void>): Promise
 }
 
 async function runScale(n: number) {
+  if (REUSE_DATABASE) {
+    const bench = await reusedBench(REUSE_DATABASE);
+    try {
+      return await measure(n, bench, bench.server.services.config.databaseUrl!, await loadedBefore(bench));
+    } finally {
+      await bench.server.close();
+    }
+  }
   const bench = await benchProject();
   const url = bench.server.services.config.databaseUrl!;
   try {
-    return await measure(n, bench, url);
+    return await measure(n, bench, url, await loadScale(n, bench, url));
   } finally {
     await bench.server.close();
     if (!KEEP) await dropDatabase(url);
   }
 }
 
-async function measure(n: number, bench: Awaited<ReturnType<typeof benchProject>>, url: string) {
-  const { server, projectId, version, keyId, token, secret } = bench;
+type Bench = Awaited<ReturnType<typeof benchProject>>;
+
+/**
+ * The large project of a database an earlier run loaded: a new owner (the service's own sign-up, made a member
+ * of its organization) and a new key for it; its first version as published.
+ */
+async function reusedBench(name: string): Promise<Bench> {
+  const url = new URL(process.env.BENCH_DATABASE_URL!);
+  url.pathname = `/${name}`;
+  const bench = await benchProject({ databaseUrl: url.toString() });
+  const { db } = bench.server.services;
+  const [large] = await db.query<{ id: string; organization_id: string }>("SELECT id, organization_id FROM projects WHERE name = 'Bench' ORDER BY created_at LIMIT 1");
+  const [user] = await db.query<{ user_id: string }>('SELECT user_id FROM memberships WHERE organization_id = (SELECT organization_id FROM projects WHERE id = $1)', [
+    bench.projectId,
+  ]);
+  await db.query("INSERT INTO memberships (id, organization_id, user_id, role) VALUES (gen_random_uuid()::text, $1, $2, 'OWNER')", [large!.organization_id, user!.user_id]);
+  const key = await send(bench.server.url, 'POST', `/api/platform/projects/${large!.id}/api-keys`, { token: bench.token, body: { name: 'bench again' } });
+  const [version] = await db.query<{ id: string; number: number; published_at: Date; content_hash: string; consent_hash: string; config: never }>(
+    'SELECT id, number, published_at, content_hash, consent_hash, config FROM consent_versions WHERE project_id = $1 AND number = 1',
+    [large!.id],
+  );
+  return {
+    ...bench,
+    projectId: large!.id,
+    secret: key.body.secret,
+    keyId: key.body.apiKey.id,
+    version: {
+      id: version!.id,
+      number: version!.number,
+      publishedAt: new Date(version!.published_at).toISOString(),
+      contentHash: version!.content_hash,
+      consentHash: version!.consent_hash,
+      config: version!.config,
+    },
+  };
+}
+
+interface Loaded {
+  /** Receipts of the large project. */
+  largeCount: number;
+  begin: number;
+  end: number;
+  /** The load's own figures; null for a database loaded by an earlier run. */
+  load: Awaited<ReturnType<typeof loadReceipts>> | null;
+}
+
+/** What the reads need of a database loaded before: the large project's receipts and the loaded time span. */
+async function loadedBefore(bench: Bench): Promise<Loaded> {
+  const { db } = bench.server.services;
+  const [row] = await db.query<{ n: string; last: Date }>('SELECT count(*)::text AS n, max(created_at) AS last FROM receipts WHERE project_id = $1', [
+    bench.projectId,
+  ]);
+  const end = new Date(row!.last).getTime() + 1;
+  return { largeCount: Number(row!.n), begin: end - SPAN_MS, end, load: null };
+}
+
+async function loadScale(n: number, bench: Bench, url: string): Promise<Loaded> {
+  const { server, projectId, version, keyId } = bench;
   const db = server.services.db;
-  const started = performance.now();
 
   // --- the projects: the bench project is the largest (index 0), the others get a copy of its version.
   const [{ organization_id: org }] = (await db.query<{ organization_id: string }>('SELECT organization_id FROM projects WHERE id = $1', [projectId])) as [
@@ -117,6 +185,13 @@ async function measure(n: number, bench: Awaited<ReturnType<typeof benchProject>
     spareBytes: Number(process.env.DISK_SPARE_GB ?? 10) * 2 ** 30,
     log: (line) => console.error(`[${n.toLocaleString('en')}] ${line}`),
   });
+  return { largeCount: loaded.perProject[0]!, begin, end, load: loaded };
+}
+
+async function measure(n: number, bench: Bench, url: string, loadedScale: Loaded) {
+  const { server, projectId, token, secret } = bench;
+  const started = performance.now();
+  const { begin, end, largeCount, load: loaded } = loadedScale;
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   const verified = process.env.VERIFY === '1' ? await verifyLoad(url, (name) => readFileSync(new URL(`../prisma/migrations/${name}/migration.sql`, import.meta.url), 'utf8')) : undefined;
@@ -134,7 +209,6 @@ async function measure(n: number, bench: Awaited<ReturnType<typeof benchProject>
      UNION ALL SELECT 'consent_stats_daily total', pg_total_relation_size('consent_stats_daily')::text
      UNION ALL SELECT 'database', pg_database_size(current_database())::text`,
   );
-  const largeCount = loaded.perProject[0]!;
   // Installations of the large project for /decision: one receipt's installation at each of 1,000 times spread
   // over the two years (the former loader kept the first 1,000 it drew, all from the first weeks at 100 M).
   const decisionInstallations = (
@@ -188,22 +262,28 @@ async function measure(n: number, bench: Awaited<ReturnType<typeof benchProject>
     for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) for (let i = 0; i < chunk.length; i++) if (chunk[i] === 10) lines++;
     if (lines - 1 !== largeCount) throw new Error(`export: ${lines - 1} rows, expected ${largeCount}`);
   };
+  // RSS is sampled in both passes; the live heap only in the second (forced collections), skipped with EXPORT_HEAP=0.
+  let rssPeak = process.memoryUsage().rss;
+  const rssSampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 250);
   let t0 = performance.now();
   await exportAll();
   const exportSeconds = (performance.now() - t0) / 1000;
-  gc();
-  const heapBefore = process.memoryUsage().heapUsed;
-  let heapPeak = heapBefore;
-  let rssPeak = process.memoryUsage().rss;
-  const sampler = setInterval(() => {
-    rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+  clearInterval(rssSampler);
+  let heap: { before: number; peak: number; seconds: number } | null = null;
+  if (EXPORT_HEAP) {
     gc();
-    heapPeak = Math.max(heapPeak, process.memoryUsage().heapUsed);
-  }, 250);
-  t0 = performance.now();
-  await exportAll();
-  const sampledSeconds = (performance.now() - t0) / 1000;
-  clearInterval(sampler);
+    heap = { before: process.memoryUsage().heapUsed, peak: 0, seconds: 0 };
+    heap.peak = heap.before;
+    const sampler = setInterval(() => {
+      rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+      gc();
+      heap!.peak = Math.max(heap!.peak, process.memoryUsage().heapUsed);
+    }, 250);
+    t0 = performance.now();
+    await exportAll();
+    heap.seconds = (performance.now() - t0) / 1000;
+    clearInterval(sampler);
+  }
 
   // --- consent POSTs last (they add receipts): each round its throughput and this process's CPU per request.
   const requests = consentLoad(bench, { necessary: true, analytics: true, marketing: false }, { action: 'custom', jurisdiction: 'DE', locale: 'de' });
@@ -221,7 +301,7 @@ async function measure(n: number, bench: Awaited<ReturnType<typeof benchProject>
     receipts: n,
     projects: PROJECTS,
     largeProjectReceipts: largeCount,
-    load: {
+    load: loaded && {
       partitioned: loaded.partitioned,
       partitionsCreated: loaded.partitionsCreated,
       fkChecks: loaded.fkChecks,
@@ -232,6 +312,7 @@ async function measure(n: number, bench: Awaited<ReturnType<typeof benchProject>
       diskFreeBeforeGb: Number((loaded.diskFreeBefore / 2 ** 30).toFixed(1)),
       diskPeakUseGb: Number(((loaded.diskFreeBefore - loaded.diskFreeMin) / 2 ** 30).toFixed(1)),
     },
+    reusedDatabase: REUSE_DATABASE ?? null,
     verified,
     loadAverageBeforeReads: loadBeforeReads,
     firstPage,
@@ -242,8 +323,8 @@ async function measure(n: number, bench: Awaited<ReturnType<typeof benchProject>
       rows: largeCount,
       seconds: Number(exportSeconds.toFixed(1)),
       rowsPerSecond: Math.round(largeCount / exportSeconds),
-      secondsWithForcedGcs: Number(sampledSeconds.toFixed(1)),
-      liveHeapGrowthMb: mb(heapPeak - heapBefore),
+      secondsWithForcedGcs: heap && Number(heap.seconds.toFixed(1)),
+      liveHeapGrowthMb: heap && mb(heap.peak - heap.before),
       rssPeakMb: mb(rssPeak),
     },
     consentPost: { concurrency: CONCURRENCY, rounds, best: Math.max(...rounds.map((r) => r.perSecond)) },

@@ -25,7 +25,8 @@ export interface BenchProject {
 export async function benchProject(overrides: Partial<Config> = {}): Promise<BenchProject> {
   const adminUrl = process.env.BENCH_DATABASE_URL;
   if (adminUrl) process.env.TEST_DATABASE_URL = adminUrl;
-  const databaseUrl = adminUrl ? await freshDatabaseUrl() : undefined;
+  // An explicit database (bench/receipts-scale.ts measuring one it loaded before) is used as it is.
+  const databaseUrl = overrides.databaseUrl ?? (adminUrl ? await freshDatabaseUrl() : undefined);
   const defaults = loadConfig();
   const server = await startServer({
     port: 0,
