@@ -20,7 +20,8 @@
 //   DISK_SPARE_GB=10: a load the disk cannot hold with that much to spare is refused.
 //   REUSE_DATABASE=<name>: measure a database an earlier run loaded and kept (KEEP=1, or a run stopped after its
 //   load) again, without loading (one size, SCALES=<its receipts>; it is not dropped). EXPORT_HEAP=0 skips the
-//   export's second pass (live heap sampled with forced GCs every 250 ms: 3x the export's time; at 100 M an hour).
+//   export's second pass (live heap sampled with forced GCs every 250 ms: 3x the export's time; at 100 M an hour);
+//   EXPORT_HEAP=only runs that pass alone, and EXPORT_HEAP_EVERY_MS=10000 samples (and collects) less often.
 // The machine is shared: read the ratios between sizes of one run, with the load average printed beside them.
 import { spawnSync } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -46,7 +47,8 @@ const DURATION_MS = Number(process.env.DURATION_MS ?? 5000);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
 const KEEP = process.env.KEEP === '1';
 const REUSE_DATABASE = process.env.REUSE_DATABASE;
-const EXPORT_HEAP = process.env.EXPORT_HEAP !== '0';
+const EXPORT_HEAP = process.env.EXPORT_HEAP ?? '1';
+const EXPORT_HEAP_EVERY_MS = Number(process.env.EXPORT_HEAP_EVERY_MS ?? 250);
 const CHUNK = Number(process.env.CHUNK ?? 1_000_000);
 const LOAD_WORKERS = Number(process.env.LOAD_WORKERS ?? 2);
 const INDEX_WORKERS = Number(process.env.INDEX_WORKERS ?? 2);
@@ -264,13 +266,16 @@ async function measure(n: number, bench: Bench, url: string, loadedScale: Loaded
   };
   // RSS is sampled in both passes; the live heap only in the second (forced collections), skipped with EXPORT_HEAP=0.
   let rssPeak = process.memoryUsage().rss;
-  const rssSampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 250);
-  let t0 = performance.now();
-  await exportAll();
-  const exportSeconds = (performance.now() - t0) / 1000;
-  clearInterval(rssSampler);
+  let exportSeconds: number | null = null;
+  if (EXPORT_HEAP !== 'only') {
+    const rssSampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 250);
+    const t0 = performance.now();
+    await exportAll();
+    exportSeconds = (performance.now() - t0) / 1000;
+    clearInterval(rssSampler);
+  }
   let heap: { before: number; peak: number; seconds: number } | null = null;
-  if (EXPORT_HEAP) {
+  if (EXPORT_HEAP !== '0') {
     gc();
     heap = { before: process.memoryUsage().heapUsed, peak: 0, seconds: 0 };
     heap.peak = heap.before;
@@ -278,8 +283,8 @@ async function measure(n: number, bench: Bench, url: string, loadedScale: Loaded
       rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
       gc();
       heap!.peak = Math.max(heap!.peak, process.memoryUsage().heapUsed);
-    }, 250);
-    t0 = performance.now();
+    }, EXPORT_HEAP_EVERY_MS);
+    const t0 = performance.now();
     await exportAll();
     heap.seconds = (performance.now() - t0) / 1000;
     clearInterval(sampler);
@@ -321,8 +326,9 @@ async function measure(n: number, bench: Bench, url: string, loadedScale: Loaded
     decision,
     export: {
       rows: largeCount,
-      seconds: Number(exportSeconds.toFixed(1)),
-      rowsPerSecond: Math.round(largeCount / exportSeconds),
+      seconds: exportSeconds && Number(exportSeconds.toFixed(1)),
+      rowsPerSecond: exportSeconds && Math.round(largeCount / exportSeconds),
+      heapSampledEveryMs: heap && EXPORT_HEAP_EVERY_MS,
       secondsWithForcedGcs: heap && Number(heap.seconds.toFixed(1)),
       liveHeapGrowthMb: heap && mb(heap.peak - heap.before),
       rssPeakMb: mb(rssPeak),
