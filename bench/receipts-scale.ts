@@ -132,6 +132,8 @@ async function reusedBench(name: string): Promise<Bench> {
 interface Loaded {
   /** Receipts of the large project. */
   largeCount: number;
+  /** Projects with receipts (PROJECTS for a fresh load). */
+  projects: number;
   begin: number;
   end: number;
   /** The load's own figures; null for a database loaded by an earlier run. */
@@ -145,7 +147,9 @@ async function loadedBefore(bench: Bench): Promise<Loaded> {
     bench.projectId,
   ]);
   const end = new Date(row!.last).getTime() + 1;
-  return { largeCount: Number(row!.n), begin: end - SPAN_MS, end, load: null };
+  // The rollup has a row for every project with receipts (receipts itself would be read whole).
+  const [projects] = await db.query<{ n: string }>('SELECT count(DISTINCT project_id)::text AS n FROM consent_stats_daily');
+  return { largeCount: Number(row!.n), projects: Number(projects!.n), begin: end - SPAN_MS, end, load: null };
 }
 
 async function loadScale(n: number, bench: Bench, url: string): Promise<Loaded> {
@@ -187,13 +191,13 @@ async function loadScale(n: number, bench: Bench, url: string): Promise<Loaded> 
     spareBytes: Number(process.env.DISK_SPARE_GB ?? 10) * 2 ** 30,
     log: (line) => console.error(`[${n.toLocaleString('en')}] ${line}`),
   });
-  return { largeCount: loaded.perProject[0]!, begin, end, load: loaded };
+  return { largeCount: loaded.perProject[0]!, projects: PROJECTS, begin, end, load: loaded };
 }
 
 async function measure(n: number, bench: Bench, url: string, loadedScale: Loaded) {
   const { server, projectId, token, secret } = bench;
   const started = performance.now();
-  const { begin, end, largeCount, load: loaded } = loadedScale;
+  const { begin, end, largeCount, projects, load: loaded } = loadedScale;
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   const verified = process.env.VERIFY === '1' ? await verifyLoad(url, (name) => readFileSync(new URL(`../prisma/migrations/${name}/migration.sql`, import.meta.url), 'utf8')) : undefined;
@@ -304,7 +308,7 @@ async function measure(n: number, bench: Bench, url: string, loadedScale: Loaded
   const bytes = Object.fromEntries(sizes.rows.map((row) => [row.name, Number(row.bytes)]));
   const result = {
     receipts: n,
-    projects: PROJECTS,
+    projects,
     largeProjectReceipts: largeCount,
     load: loaded && {
       partitioned: loaded.partitioned,

@@ -2,11 +2,10 @@
 // nodes(ids) find each by the id REST shows, authorised as the type's own field (not_found for a non-member,
 // forbidden below the field's role, only the user's own notifications and account).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
 import { NODE_SOURCES } from '../src/graph/nodes.js';
 import { team } from './helpers/fixtures.js';
 import { createKey } from './helpers/sdk.js';
-import { startTestServer, type TestServer } from './helpers/server.js';
+import { sealingByTest, startTestServer, type TestServer } from './helpers/server.js';
 import { statementsDuring } from './helpers/statements.js';
 import { publishVersion } from './helpers/versions.js';
 
@@ -20,7 +19,7 @@ const gql = (query: string, variables: Record<string, unknown>, token?: string) 
 
 beforeAll(async () => {
   // No sealing round on its own timer inside the counted windows (test/graph.test.ts says why).
-  server = await startTestServer({ ledger: { ...loadConfig().ledger, sealIntervalMs: 3_600_000 } });
+  server = await startTestServer(sealingByTest());
   t = await team(server);
   const version = await publishVersion(server, t.owner, t.project.id);
   const key = await createKey(server, t.owner.token, t.project.id);

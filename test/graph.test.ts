@@ -1,10 +1,9 @@
 // The nested operator graph over real HTTP: one query for a dashboard, role checks per nested
 // field, Relay connections, and a bounded number of SQL statements whatever the number of projects.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
 import { team } from './helpers/fixtures.js';
 import { createKey } from './helpers/sdk.js';
-import { startTestServer, type TestServer } from './helpers/server.js';
+import { sealingByTest, startTestServer, type TestServer } from './helpers/server.js';
 import { statementsDuring as countStatements } from './helpers/statements.js';
 import { publishVersion } from './helpers/versions.js';
 
@@ -14,7 +13,7 @@ let server: TestServer;
 beforeAll(async () => {
   // No sealing round on its own timer: sealing every project's receipts (8 statements each) inside a counted
   // window made the 5-project count larger than the 20-project one on a loaded CI, in all three tries.
-  server = await startTestServer({ ledger: { ...loadConfig().ledger, sealIntervalMs: 3_600_000 } });
+  server = await startTestServer(sealingByTest());
 });
 afterAll(() => server?.close());
 

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { createHash, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,6 +36,7 @@ afterAll(async () => {
 });
 
 type Team = Awaited<ReturnType<typeof sdkTeam>>;
+const range = (from: number, to: number, step: number) => Array.from({ length: Math.floor((to - from) / step) + 1 }, (_, i) => from + i * step);
 let visitor = 0;
 async function record(t: Team, count: number): Promise<string[]> {
   const ids: string[] = [];
@@ -272,6 +273,78 @@ describe('sealing', () => {
       expect(verifyProof(proof.body, keys)).toEqual({ ok: true, problems: [] });
     }
     expect(await verifyExport((await exportText(t)).text.trimEnd().split('\n'), keys)).toMatchObject({ ok: true, checkpoints: 2, receipts: 5 });
+  });
+
+  it('seals at most 10,000 receipts a checkpoint, whole batches oldest first, each leaf kept with its id', async () => {
+    const t = await sdkTeam(server);
+    // Queued straight into the tables (14,500 receipts through the SDK would take minutes): ids numbered n, each
+    // leaf derived from n, so the test knows which leaf belongs to which id. An older release's 2,500 rows (even
+    // ids 2..5,000) interleave with the first batch's (odd ids below 8,000).
+    const id = (n: string) => `'00000000-0000-7000-8000-' || lpad(${n}::text, 12, '0')`;
+    const leaf = (n: string) => `decode(md5(${n}::text) || md5((${n} + 1)::text), 'hex')`;
+    const db = server.services.db;
+    await db.query(
+      `INSERT INTO ledger_pending (project_id, receipt_id, receipt_created_at, leaf_hash)
+       SELECT $1, ${id('n')}, now(), ${leaf('n')} FROM generate_series(2, 5000, 2) AS n`,
+      [t.project.id],
+    );
+    for (const [from, to, step] of [[1, 7999, 2], [8001, 12000, 1], [12001, 16000, 1]]) {
+      await db.query(
+        `INSERT INTO ledger_pending_batches (project_id, count, receipt_ids, receipt_created_ats, leaves)
+         SELECT $1, count(*), array_agg(${id('n')} ORDER BY n), array_agg(now() ORDER BY n), string_agg(${leaf('n')}, ''::bytea ORDER BY n)
+           FROM generate_series($2::int, $3::int, $4::int) AS n`,
+        [t.project.id, from, to, step],
+      );
+    }
+    const made = (await sealDue(server.services)).filter((c) => c.projectId === t.project.id);
+    // The older rows and the first batch (6,500); the second batch would pass 10,000, so it opens the next one.
+    expect(made.map((c) => c.count)).toEqual([6500, 8000]);
+    expect(await db.query('SELECT 1 FROM ledger_pending WHERE project_id = $1', [t.project.id])).toEqual([]);
+    expect(await db.query('SELECT 1 FROM ledger_pending_batches WHERE project_id = $1', [t.project.id])).toEqual([]);
+
+    const numbers = [[...range(2, 5000, 2), ...range(1, 7999, 2)], [...range(8001, 16000, 1)]].map((ns) => ns.sort((a, b) => a - b));
+    const idOf = (n: number) => `00000000-0000-7000-8000-${String(n).padStart(12, '0')}`;
+    const leafOf = (n: number) => Buffer.concat([createHash('md5').update(String(n)).digest(), createHash('md5').update(String(n + 1)).digest()]);
+    const stored = await db.query<{ receipt_ids: string[] }>('SELECT receipt_ids FROM ledger_checkpoints WHERE project_id = $1 ORDER BY sequence', [
+      t.project.id,
+    ]);
+    numbers.forEach((ns, i) => {
+      expect(stored[i]!.receipt_ids).toEqual(ns.map(idOf));
+      expect(made[i]).toMatchObject({ firstReceiptId: idOf(ns[0]!), lastReceiptId: idOf(ns.at(-1)!), root: merkleRoot(ns.map(leafOf)).toString('hex') });
+    });
+  });
+
+  it("finds a receipt's checkpoint by its ids where checkpoints' id ranges overlap (a receipt committed late)", async () => {
+    const t = await sdkTeam(server);
+    const ids = await record(t, 4);
+    const db = server.services.db;
+    // The second and fourth receipts' batches held back (as if their transactions committed after the first
+    // sealing): the first checkpoint seals the first and third, its range covering the second.
+    const held = await db.query<{ receipt_ids: string[]; receipt_created_ats: string[]; leaves: Uint8Array }>(
+      `DELETE FROM ledger_pending_batches WHERE project_id = $1 AND receipt_ids && $2::text[]
+       RETURNING receipt_ids, receipt_created_ats::text[] AS receipt_created_ats, leaves`,
+      [t.project.id, [ids[1], ids[3]]],
+    );
+    const [first] = (await sealDue(server.services)).filter((c) => c.projectId === t.project.id);
+    for (const batch of held) {
+      await db.query('INSERT INTO ledger_pending_batches (project_id, count, receipt_ids, receipt_created_ats, leaves) VALUES ($1, 1, $2, $3, $4)', [
+        t.project.id,
+        batch.receipt_ids,
+        batch.receipt_created_ats,
+        Buffer.from(batch.leaves),
+      ]);
+    }
+    const [second] = (await sealDue(server.services)).filter((c) => c.projectId === t.project.id);
+    expect([first, second].map((c) => [c!.firstReceiptId, c!.lastReceiptId])).toEqual([
+      [ids[0], ids[2]],
+      [ids[1], ids[3]],
+    ]);
+    const keys = readKeys(await keysDocument());
+    for (const [i, sequence] of [1, 2, 1, 2].entries()) {
+      const proof = await server.request('GET', `/api/platform/projects/${t.project.id}/receipts/${ids[i]}/proof`, { token: t.viewer.token });
+      expect(proof.body.checkpoint.sequence, `receipt ${i + 1}`).toBe(sequence);
+      expect(verifyProof(proof.body, keys)).toEqual({ ok: true, problems: [] });
+    }
   });
 
   it('refuses to change or remove what was sealed, at the database level', async () => {

@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember } from '../src/admin/members.js';
-import { loadConfig } from '../src/config.js';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { listMigrations, migrate, MIGRATIONS_DIR } from '../src/db/migrate.js';
 import { sealDue } from '../src/ledger/seal.js';
@@ -19,7 +18,7 @@ import { receiptId, uuidv7Time } from '../src/receipts/ids.js';
 import { NOTICE } from './helpers/consent.js';
 import { operator, type Operator } from './helpers/fixtures.js';
 import { createKey } from './helpers/sdk.js';
-import { dropDatabase, freshDatabaseUrl, onPostgres, startTestServer, type TestServer } from './helpers/server.js';
+import { dropDatabase, freshDatabaseUrl, onPostgres, sealingByTest, startTestServer, type TestServer } from './helpers/server.js';
 import { statementsSent } from './helpers/statements.js';
 
 const PARTITIONING = '20261204000000_receipts_partitioned';
@@ -188,7 +187,7 @@ describe('the partitioning migration on a populated database', () => {
     await db.close();
     server = await startTestServer(
       // Sealing is the test's (sealDue), not the worker's.
-      { databaseUrl: url, ledger: { ...loadConfig().ledger, sealIntervalMs: 3_600_000 } },
+      { databaseUrl: url, ...sealingByTest() },
       { now: () => clock, embeddedImage: image },
     );
     owner = await operator(server, 'Owner');

@@ -50,6 +50,10 @@ export interface TestResponse {
 /** Config overrides; `rateLimits` may name only the limits a test cares about. */
 export type TestOverrides = Partial<Omit<Config, 'rateLimits'>> & { rateLimits?: Partial<Config['rateLimits']> };
 
+/** Leaves sealing to the test (sealDue): no sealing round on the worker's own timer, whose statements and rows
+ * would land inside what a test counts. */
+export const sealingByTest = (): Pick<TestOverrides, 'ledger'> => ({ ledger: { ...loadConfig().ledger, sealIntervalMs: 3_600_000 } });
+
 // Tests register and log in far more often than a person: the auth limits get out of the way
 // unless a test sets them (test/rate-limits.test.ts checks the real defaults). SDK limits keep theirs.
 const GENEROUS_AUTH_LIMITS: Partial<Config['rateLimits']> = {
