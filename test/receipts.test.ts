@@ -28,14 +28,7 @@ async function setup() {
     return res.body as { id: string; createdAt: string };
   };
   const list = (query = '', token = t.viewer.token) => server.request('GET', `/api/platform/projects/${t.project.id}/receipts${query}`, { token });
-  // Raw text: the test client would otherwise try to parse NDJSON as one JSON document.
-  const exportFile = async (query = '', token = t.viewer.token) => {
-    const res = await fetch(`${server.url}/api/platform/projects/${t.project.id}/receipts/export${query}`, {
-      headers: token ? { authorization: `Bearer ${token}` } : {},
-    });
-    const text = await res.text();
-    return { status: res.status, headers: res.headers, text, body: res.headers.get('content-type')?.startsWith('application/json') ? JSON.parse(text) : text };
-  };
+  const exportFile = (query = '', token = t.viewer.token) => server.request('GET', `/api/platform/projects/${t.project.id}/receipts/export${query}`, { token });
   return { ...t, version, key, record, list, exportFile };
 }
 

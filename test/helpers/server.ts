@@ -139,6 +139,8 @@ export async function send(baseUrl: string, method: string, path: string, option
   const response = await fetch(baseUrl + path, { method, headers, body });
   const text = await response.text();
   let parsed: unknown = text;
-  if (response.headers.get('content-type')?.includes('json') && text) parsed = JSON.parse(text);
+  // One JSON document: application/json or a +json type (problem+json), not NDJSON (`application/x-ndjson`, the
+  // exports: a document per line).
+  if (/^application\/([\w.-]+\+)?json\b/.test(response.headers.get('content-type') ?? '') && text) parsed = JSON.parse(text);
   return { status: response.status, headers: response.headers, body: parsed, text };
 }
