@@ -1,27 +1,37 @@
-// Consent POST throughput on PostgreSQL against plain `pg` doing the same writes, in one run.
-//   npx tsx bench/sdk-consent.ts     (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test)
+// Consent POST throughput on PostgreSQL against plain `pg` doing the same writes, in one run (issue 41's goal).
+//   npx tsx bench/sdk-consent.ts     (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test;
+//                                     BENCH_DATABASE_URL= measures the embedded database, service only)
 //
-// Three cases at the same concurrency (64), each writing a receipt and its consent.updated outbox row
-// (the project has an enabled webhook; the delivery worker is stopped so only the writes are measured):
+// Cases, each writing a receipt, its ledger batch, its rollup and its consent.updated outbox row (the project has an
+// enabled webhook; the delivery worker is stopped so only the writes are measured; the ledger's sealer runs as in
+// production and seals both sides' batches):
 //   service      POST /api/sdk/v1/consent through HTTP, 201 after the commit (only 201s count);
 //   pg grouped   plain `pg` at its best: the service's group commit without the service (rows that arrive
-//                while up to 4 statements are in flight share the next one, <= 256 rows, one multi-row
-//                statement writing receipts and outbox rows together, autocommit): this database's limit here;
-//   pg per-row   plain `pg`, one autocommit statement per receipt (receipt + outbox row in one statement).
-// Both plain-pg sides use a pool as large as the service's (DATABASE_POOL_SIZE, default 20). Rounds rotate the
-// order of the cases; the best round of each is reported, with every round's figure.
-import { randomUUID } from 'node:crypto';
+//                while up to 4 statements are in flight share the next one, <= 256 rows, the writer's own prepared
+//                statement writing the same rows: receipts, ledger batch, rollup, outbox; autocommit): this
+//                database's limit here for the same rows;
+//   pg per-row   (PER_ROW=1) plain `pg`, the same statement for each receipt alone.
+// At each connection count (CONNECTIONS, default "32,128") the cases alternate, ROUNDS times, the order rotated each
+// round, each round preceded by the machine's load average. Reported per connection count: each round's figures,
+// the median of the per-round ratios service ÷ pg grouped, the service's CPU per receipt (this process's user+system
+// time during its rounds: the load comes from a child process) and the database's CPU per receipt.
+import { loadavg } from 'node:os';
 import pg from 'pg';
 import { receiptId } from '../src/receipts/ids.js';
+import { batchStatement, type NewReceipt } from '../src/sdk/receipt-writer.js';
 import { webhookWorkerOf } from '../src/webhooks/worker.js';
-import { loadFromChild } from './lib/load.js';
+import { databaseCpuMeter } from './lib/cpu.js';
+import { loadFromChild, type LoadResult } from './lib/load.js';
 import { benchProject, consentLoad, machine } from './lib/setup.js';
 
-process.env.BENCH_DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/test';
-const CONCURRENCY = Number(process.env.CONCURRENCY ?? 64);
+if (process.env.BENCH_DATABASE_URL === undefined) process.env.BENCH_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
+if (process.env.BENCH_DATABASE_URL === '') delete process.env.BENCH_DATABASE_URL;
+const embedded = !process.env.BENCH_DATABASE_URL;
+const CONNECTIONS = (process.env.CONNECTIONS ?? process.env.CONCURRENCY ?? '32,128').split(',').map(Number);
 const DURATION_MS = Number(process.env.DURATION_MS ?? 5000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const POOL_SIZE = Number(process.env.DATABASE_POOL_SIZE ?? 20);
+const PER_ROW = process.env.PER_ROW === '1';
 const MAX_BATCH = 256;
 const MAX_IN_FLIGHT = 4;
 
@@ -33,55 +43,47 @@ await server.services.db.query(
   [projectId],
 );
 await webhookWorkerOf(server.services)?.stop();
+const databaseName = embedded ? null : new URL(server.services.config.databaseUrl!).pathname.slice(1);
 
-const pool = new pg.Pool({ connectionString: server.services.config.databaseUrl, max: POOL_SIZE });
+const pool = embedded ? undefined : new pg.Pool({ connectionString: server.services.config.databaseUrl, max: POOL_SIZE });
 
-interface Row {
-  id: string;
-  installationId: string;
-  createdAt: string;
-  payload: string;
-}
 let n = 0;
-function nextRow(prefix: string): Row {
-  const now = new Date();
-  const id = receiptId(now); // a uuidv7 of its createdAt, as the service makes them (the database checks it)
-  const createdAt = now.toISOString();
-  const installationId = `${prefix}-${n++}`;
-  const eventId = randomUUID();
-  const data = { projectId, receiptId: id, versionId: version.id, versionNumber: version.number, consentHash: version.consentHash, choices, installationId };
-  return { id, installationId, createdAt, payload: JSON.stringify({ id: eventId, type: 'consent.updated', createdAt, data }) };
+/** A receipt as recordConsent makes it (src/sdk/consent.ts). */
+function nextRow(prefix: string): NewReceipt {
+  const createdAt = new Date();
+  return {
+    id: receiptId(createdAt), // a uuidv7 of its createdAt, as the service makes them (the database checks it)
+    projectId,
+    versionId: version.id,
+    versionNumber: version.number,
+    consentHash: version.consentHash,
+    choices,
+    installationId: `${prefix}-${n++}`,
+    sdkVersion: '1.0.0',
+    locale: null,
+    gpc: null,
+    jurisdiction: null,
+    action: null,
+    gpp: null,
+    decision: 'customised',
+    apiKeyId: keyId,
+    createdAt,
+  };
 }
 
-// One statement writes the receipts and their outbox rows (a CTE): one round trip, one commit.
-const WRITE_SQL = `
-  WITH r AS (
-    INSERT INTO receipts (id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at)
-    SELECT id, $1, $2, $3, $4::jsonb, installation_id, '1.0.0', $5, created_at::timestamptz
-    FROM unnest($6::text[], $7::text[], $8::text[]) AS x(id, installation_id, created_at)
-  )
-  INSERT INTO webhook_events (id, project_id, type, payload, created_at, next_attempt_at)
-  SELECT p->>'id', $1, 'consent.updated', p, (p->>'createdAt')::timestamptz, (p->>'createdAt')::timestamptz
-  FROM unnest($9::jsonb[]) AS p`;
-const write = (rows: Row[]) =>
-  pool.query(WRITE_SQL, [
-    projectId,
-    version.id,
-    version.consentHash,
-    JSON.stringify(choices),
-    keyId,
-    rows.map((r) => r.id),
-    rows.map((r) => r.installationId),
-    rows.map((r) => r.createdAt),
-    rows.map((r) => r.payload),
-  ]);
+/** The receipt writer's own statement (prepared, as the writer prepares it), in a shard of its own. */
+const write = (rows: NewReceipt[], shard: number) => {
+  const { sql, params } = batchStatement(rows, shard, { ledger: true, rollup: true });
+  return pool!.query({ name: 'bench-store-receipts', text: sql, values: params });
+};
 
 /** Plain-pg group commit: the receipt writer's queue (src/sdk/receipt-writer.ts) without Prisma or HTTP. */
 class GroupCommit {
-  private queue: { row: Row; done: () => void; failed: (e: unknown) => void }[] = [];
+  private queue: { row: NewReceipt; done: () => void; failed: (e: unknown) => void }[] = [];
   private inFlight = 0;
+  private busyShards = new Set<number>();
   private scheduled = false;
-  add(row: Row): Promise<void> {
+  add(row: NewReceipt): Promise<void> {
     return new Promise((done, failed) => {
       this.queue.push({ row, done, failed });
       this.schedule();
@@ -97,12 +99,17 @@ class GroupCommit {
   }
   private async flush(batch: GroupCommit['queue']) {
     this.inFlight++;
+    // A rollup shard no running statement holds, from 4 up: the service's writer uses 0-3 for its own.
+    let shard = MAX_IN_FLIGHT;
+    while (this.busyShards.has(shard)) shard++;
+    this.busyShards.add(shard);
     try {
-      await write(batch.map((b) => b.row));
+      await write(batch.map((b) => b.row), shard);
       for (const b of batch) b.done();
     } catch (error) {
       for (const b of batch) b.failed(error);
     } finally {
+      this.busyShards.delete(shard);
       this.inFlight--;
       this.schedule();
     }
@@ -116,14 +123,14 @@ interface Result {
   errors: number;
 }
 
-/** CONCURRENCY writers in this process, each waiting for its row's commit before the next. */
-async function plain(writeOne: (row: Row) => Promise<unknown>, prefix: string): Promise<Result> {
+/** `connections` writers in this process, each waiting for its row's commit before the next. */
+async function plain(connections: number, writeOne: (row: NewReceipt) => Promise<unknown>, prefix: string): Promise<Result> {
   const deadline = performance.now() + DURATION_MS;
   const latencies: number[] = [];
   let errors = 0;
   const started = performance.now();
   await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
+    Array.from({ length: connections }, async () => {
       while (performance.now() < deadline) {
         const t = performance.now();
         try {
@@ -140,51 +147,85 @@ async function plain(writeOne: (row: Row) => Promise<unknown>, prefix: string): 
   return { perSecond: latencies.length / ((performance.now() - started) / 1000), p50Ms: at(0.5), p99Ms: at(0.99), errors };
 }
 
+interface Round extends Result {
+  loadAverage1m: number;
+  /** The service's process CPU per stored receipt (service rounds only). */
+  cpuMicrosPerReceipt?: number;
+  databaseCpuMicrosPerReceipt?: number;
+}
+
 const grouped = new GroupCommit();
 const requests = consentLoad(bench, choices);
-const cases: Record<string, () => Promise<Result>> = {
-  service: () => loadFromChild({ port: server.port, connections: CONCURRENCY, durationMs: DURATION_MS, requests, expectStatus: 201 }),
-  pgGrouped: () => plain((row) => grouped.add(row), 'grouped'),
-  pgPerRow: () => plain((row) => write([row]), 'per-row'),
-};
-const names = Object.keys(cases);
-
-// Warm-up of each, then rounds in rotated order (round r starts with case r mod 3).
-for (const name of names) await cases[name]!();
-const runs: Record<string, Result[]> = Object.fromEntries(names.map((name) => [name, []]));
-for (let round = 0; round < ROUNDS; round++) {
-  for (let i = 0; i < names.length; i++) {
-    const name = names[(round + i) % names.length]!;
-    runs[name]!.push(await cases[name]!());
-  }
+/** Runs one case, with the CPU it cost: this process's (the service's, for the service case) and the database's. */
+async function measured(run: () => Promise<Result | LoadResult>): Promise<Round> {
+  const loadAverage1m = Number(loadavg()[0]!.toFixed(1));
+  const database = databaseCpuMeter(databaseName);
+  const cpu = process.cpuUsage();
+  const result = await run();
+  const { user, system } = process.cpuUsage(cpu);
+  const databaseMs = database.stop();
+  const receipts = result.perSecond * (DURATION_MS / 1000);
+  return {
+    perSecond: result.perSecond,
+    p50Ms: result.p50Ms,
+    p99Ms: result.p99Ms,
+    errors: result.errors,
+    loadAverage1m,
+    cpuMicrosPerReceipt: Math.round((user + system) / receipts),
+    databaseCpuMicrosPerReceipt: databaseName ? Math.round((databaseMs * 1000) / receipts) : undefined,
+  };
 }
-const best = (name: string) => runs[name]!.reduce((a, b) => (b.perSecond > a.perSecond ? b : a));
-const summary = (name: string) => ({
-  rowsPerSecond: Math.round(best(name).perSecond),
-  p50Ms: Number(best(name).p50Ms.toFixed(1)),
-  p99Ms: Number(best(name).p99Ms.toFixed(1)),
-  errors: runs[name]!.reduce((sum, r) => sum + r.errors, 0),
-  rounds: runs[name]!.map((r) => Math.round(r.perSecond)),
-});
-const [load1] = (await import('node:os')).loadavg();
+function cases(connections: number): Record<string, () => Promise<Round>> {
+  return {
+    service: () => measured(() => loadFromChild({ port: server.port, connections, durationMs: DURATION_MS, requests, expectStatus: 201 })),
+    ...(!embedded && { pgGrouped: () => measured(() => plain(connections, (row) => grouped.add(row), 'grouped')) }),
+    ...(!embedded && PER_ROW && { pgPerRow: () => measured(() => plain(connections, (row) => write([row], 2 * MAX_IN_FLIGHT), 'per-row')) }),
+  };
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+const report: Record<string, unknown> = {};
+for (const connections of CONNECTIONS) {
+  const byName = cases(connections);
+  const names = Object.keys(byName);
+  for (const name of names) await byName[name]!(); // warm-up of each
+  const runs: Record<string, Round[]> = Object.fromEntries(names.map((name) => [name, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let i = 0; i < names.length; i++) {
+      const name = names[(round + i) % names.length]!;
+      runs[name]!.push(await byName[name]!());
+    }
+  }
+  const rounds = (name: string) =>
+    runs[name]!.map((r) => ({
+      perSecond: Math.round(r.perSecond),
+      p99Ms: Number(r.p99Ms.toFixed(1)),
+      cpuMicrosPerReceipt: r.cpuMicrosPerReceipt,
+      databaseCpuMicrosPerReceipt: r.databaseCpuMicrosPerReceipt,
+      loadAverage1m: r.loadAverage1m,
+      errors: r.errors,
+    }));
+  const ratios = runs.pgGrouped ? runs.service!.map((r, i) => r.perSecond / runs.pgGrouped![i]!.perSecond) : [];
+  report[`${connections} connections`] = {
+    ...Object.fromEntries(names.map((name) => [name, rounds(name)])),
+    ...(ratios.length && {
+      ratioVsGroupedPerRound: ratios.map((r) => Number(r.toFixed(3))),
+      medianRatioVsGrouped: Number(median(ratios).toFixed(3)),
+    }),
+    serviceMedianCpuMicrosPerReceipt: median(runs.service!.map((r) => r.cpuMicrosPerReceipt!)),
+    serviceMedianP99Ms: Number(median(runs.service!.map((r) => r.p99Ms)).toFixed(1)),
+  };
+}
 console.log(
   JSON.stringify(
-    {
-      machine: await machine(),
-      loadAverage1m: Number(load1!.toFixed(1)),
-      concurrency: CONCURRENCY,
-      poolSize: POOL_SIZE,
-      durationMs: DURATION_MS,
-      rounds: ROUNDS,
-      service: summary('service'),
-      pgGrouped: summary('pgGrouped'),
-      pgPerRow: summary('pgPerRow'),
-      ratioVsGrouped: Number((best('service').perSecond / best('pgGrouped').perSecond).toFixed(3)),
-      ratioVsPerRow: Number((best('service').perSecond / best('pgPerRow').perSecond).toFixed(3)),
-    },
+    { machine: await machine(), database: embedded ? 'embedded' : 'postgresql', poolSize: POOL_SIZE, durationMs: DURATION_MS, rounds: ROUNDS, ...report },
     null,
     2,
   ),
 );
-await pool.end();
+await pool?.end();
 await server.close();

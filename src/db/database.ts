@@ -10,8 +10,11 @@ import { PrismaClient } from '../generated/prisma/client.js';
 export interface Database {
   kind: 'postgres' | 'pglite';
   prisma: PrismaClient;
-  /** Parameterised SQL for the migration runner, probes and hand-tuned hot paths. */
-  query<Row = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<Row[]>;
+  /**
+   * Parameterised SQL for the migration runner, probes and hand-tuned hot paths. `name` prepares the statement once
+   * per connection on PostgreSQL (the same name must always carry the same text); the embedded engine ignores it.
+   */
+  query<Row = Record<string, unknown>>(sql: string, params?: unknown[], options?: { name?: string }): Promise<Row[]>;
   /** Runs `fn` on one connection (advisory locks and multi-statement scripts need that). */
   withConnection<T>(fn: (conn: Connection) => Promise<T>): Promise<T>;
   /**
@@ -52,8 +55,8 @@ function openPostgres(url: string, waitMs: number): Database {
     kind: 'postgres',
     prisma,
     pool,
-    async query(sql, params) {
-      return (await pool.query(sql, params as unknown[])).rows;
+    async query(sql, params, options) {
+      return (await pool.query({ text: sql, values: params as unknown[], name: options?.name })).rows;
     },
     async withConnection(fn) {
       const client = await pool.connect();

@@ -1,6 +1,5 @@
 // The write side of consent analytics: the receipt writer adds each batch to the daily rollup
 // (consent_stats_daily) in the batch's own transaction, in the same statement as the receipts.
-import { Prisma } from '../generated/prisma/client.js';
 import type { ReceiptAction } from '../sdk/consent.js';
 
 /** How a receipt answered the optional purposes of its version (docs/analytics.md). */
@@ -95,15 +94,4 @@ export function rollupBuckets(receipts: readonly CountedReceipt[]): Bucket[] {
   // Rows are locked in key order, so two transactions touching the same rows cannot deadlock.
   const order = (b: Bucket) => `${b.project_id}\u0000${b.day}\u0000${b.version_id}`;
   return [...buckets.values()].sort((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0));
-}
-
-/**
- * The batch added to the rollup: the buckets as one JSON parameter to `consent_stats_add` (migration
- * 20261130200000), whose INSERT … ON CONFLICT DO UPDATE keeps its plan for the session. The receipt
- * writer runs it in the same statement as the receipts' INSERT, so it costs no round trip.
- * `shard` is the writer's transaction slot, so its concurrent transactions never wait on
- * each other's rows (readers sum over shards).
- */
-export function rollupUpsert(receipts: readonly CountedReceipt[], shard: number): Prisma.Sql {
-  return Prisma.sql`SELECT consent_stats_add(${shard}::smallint, ${JSON.stringify(rollupBuckets(receipts))}::json)`;
 }

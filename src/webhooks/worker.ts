@@ -7,7 +7,7 @@ import type { Worker } from '../workers.js';
 import { DEFAULT_TIMEOUT_MS, sendWebhook, type SendResult } from './send.js';
 
 /**
- * Delivers the webhook outbox (webhook_events) written by enqueueConsentUpdatedBatch.
+ * Delivers the webhook outbox (webhook_events) written by the receipt writer (src/sdk/receipt-writer.ts) and projectWebhookEvent.
  *
  * Claiming: `SELECT ... FOR UPDATE SKIP LOCKED` picks due events no other
  * instance is touching and stamps a lease (`locked_until`) in the same
