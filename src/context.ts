@@ -40,30 +40,38 @@ export async function createContext(services: Services, request: RequestInfo): P
  * unknown id) is 404, a member below the role 403, as the contract orders.
  */
 export class Access {
-  private readonly orgRoles: DataLoader<string, Role | null>;
-  private readonly projectOrgs: DataLoader<string, string | null>;
+  // Made on first use: most requests (every SDK call) never ask about membership.
+  private orgRolesLoader?: DataLoader<string, Role | null>;
+  private projectOrgsLoader?: DataLoader<string, string | null>;
 
   constructor(
-    services: Services,
+    private readonly services: Services,
     private readonly viewer: SessionUser | null,
-  ) {
-    const prisma = services.db.prisma;
-    this.orgRoles = new DataLoader(async (orgIds) => {
+  ) {}
+
+  private get orgRoles(): DataLoader<string, Role | null> {
+    const { viewer } = this;
+    const prisma = this.services.db.prisma;
+    return (this.orgRolesLoader ??= new DataLoader(async (orgIds) => {
       const rows = await prisma.membership.findMany({
         where: { userId: viewer?.id ?? '', organizationId: { in: [...orgIds] } },
         select: { organizationId: true, role: true },
       });
       const byOrg = new Map(rows.map((row) => [row.organizationId, row.role]));
       return orgIds.map((id) => byOrg.get(id) ?? null);
-    });
-    this.projectOrgs = new DataLoader(async (projectIds) => {
+    }));
+  }
+
+  private get projectOrgs(): DataLoader<string, string | null> {
+    const prisma = this.services.db.prisma;
+    return (this.projectOrgsLoader ??= new DataLoader(async (projectIds) => {
       const rows = await prisma.project.findMany({
         where: { id: { in: [...projectIds] } },
         select: { id: true, organizationId: true },
       });
       const byId = new Map(rows.map((row) => [row.id, row.organizationId]));
       return projectIds.map((id) => byId.get(id) ?? null);
-    });
+    }));
   }
 
   requireViewer(): SessionUser {
