@@ -421,16 +421,22 @@ describe('the ledger export and consent-verify', () => {
     expect([...sealed].sort((a, b) => a.id.localeCompare(b.id))).toEqual([...ndjson].sort((a, b) => a.id.localeCompare(b.id)));
   });
 
-  it('verifies untouched, with the CLI from the repository (npx consent-verify) and with the keys fetched from the header', async () => {
+  it('verifies untouched with the CLI from the repository (npx consent-verify), with keys from a file or an address given; never from the header', async () => {
     expect(await verify(lines())).toMatchObject({ ok: true, problems: [], checkpoints: 3, receipts: 15 });
     const file = join(tempDir('ledger-export-'), 'export.ndjson');
     writeFileSync(file, text);
     const withKeys = await run('npx', ['consent-verify', file, '--keys', trustedKeys]);
     expect(withKeys.code, withKeys.output).toBe(0);
     expect(withKeys.output).toMatch(/^OK: 15 receipts in 3 checkpoints verified/m);
-    const fetched = await run(process.execPath, ['verify/consent-verify.mjs', file, '--json']);
+    expect(withKeys.output).toContain(`keys:        the file ${trustedKeys}`);
+    const keysUrl = `${server.url}/.well-known/consent-ledger-keys.json`;
+    const fetched = await run(process.execPath, ['verify/consent-verify.mjs', file, '--keys-url', keysUrl, '--json']);
     expect(fetched.code, fetched.output).toBe(0);
-    expect(JSON.parse(fetched.output)).toMatchObject({ ok: true, checkpoints: 3, receipts: 15 });
+    expect(JSON.parse(fetched.output)).toMatchObject({ ok: true, checkpoints: 3, receipts: 15, keys: { url: keysUrl, origin: new URL(server.url).origin } });
+    // The header names the same address, but the header is not signed: an export alone is refused.
+    const alone = await run(process.execPath, ['verify/consent-verify.mjs', file]);
+    expect(alone.code).toBe(2);
+    expect(alone.output).toMatch(/^consent-verify: no keys given: pass --keys <file> .* or --keys-url <url>/);
   });
 
   it('names an edited receipt', async () => {
