@@ -558,7 +558,7 @@ describe('keys', () => {
     expect(before.status).toBe(200);
     expect(before.headers.get('cache-control')).toBe('public, max-age=300');
     const current = publicJwkOf(signingKey);
-    expect(before.body.keys).toContainEqual({ ...current, alg: 'EdDSA', use: 'sig', createdAt: expect.any(String) });
+    expect(before.body.keys).toContainEqual({ ...current, alg: 'EdDSA', use: 'sig', createdAt: expect.any(String), notBefore: expect.any(String), notAfter: null });
     expect(keyIdOf(current)).toBe(current.kid);
 
     // A restart with a new key (what LEDGER_SIGNING_KEY does), and a retired key kept published from a file.
@@ -580,7 +580,11 @@ describe('keys', () => {
     // Without the old key, the old checkpoint cannot be vouched for, and the verifier says which.
     const onlyNew = readKeys({ keys: [publicJwkOf(rotated)] });
     expect((await verifyExport(exported, onlyNew)).problems).toEqual([expect.objectContaining({ code: 'unknown_key', sequence: 1 })]);
-    await openLedgerSigner(server.services); // back to the suite's key
+    // The suite's key is retired now (a newer one took over): it never signs again (test/verify-hostile.test.ts).
+    const validity = Object.fromEntries(after.keys.map((k: { kid: string; notBefore: string | null; notAfter: string | null }) => [k.kid, [k.notBefore, k.notAfter]]));
+    expect(validity[current.kid]).toEqual([expect.any(String), validity[publicJwkOf(rotated).kid][0]]);
+    expect(validity[publicJwkOf(rotated).kid][1]).toBeNull();
+    expect(validity[publicJwkOf(retired).kid]).toEqual([null, validity[current.kid][0]]);
   });
 });
 

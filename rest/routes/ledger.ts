@@ -125,6 +125,12 @@ export const ledgerRoutes: RouteDef[] = [
                 alg: z.literal('EdDSA'),
                 use: z.literal('sig'),
                 createdAt: timestamp.describe('When the service first used or published it'),
+                notBefore: timestamp
+                  .nullable()
+                  .describe('When it began signing checkpoints here; null for a key only published (retired before this service’s records)'),
+                notAfter: timestamp
+                  .nullable()
+                  .describe('When a newer key took over: a checkpoint it signed at or after this time is not genuine; null for the current key'),
               }),
             ),
           })

@@ -1410,6 +1410,10 @@ export interface components {
                 use: "sig";
                 /** @description When the service first used or published it */
                 createdAt: string;
+                /** @description When it began signing checkpoints here; null for a key only published (retired before this service’s records) */
+                notBefore: string | null;
+                /** @description When a newer key took over: a checkpoint it signed at or after this time is not genuine; null for the current key */
+                notAfter: string | null;
             }[];
         };
         Webhook: {
