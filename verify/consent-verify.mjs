@@ -109,8 +109,8 @@ function print(args, result, keys) {
   for (const problem of result.problems) out.push(`FAIL ${problem.code}: ${problem.message}`);
   if (result.moreProblems) out.push(`… and ${result.moreProblems} more problem(s) not shown`);
   if (args.proof) {
-    const { receipt, checkpoint } = result.proof;
-    const what = `proof of receipt ${String(receipt?.id).slice(0, 100)} in checkpoint ${checkpoint?.sequence} of project ${String(checkpoint?.projectId).slice(0, 100)}`;
+    const { receiptId, checkpoint } = result;
+    const what = `proof of receipt ${String(receiptId).slice(0, 100)} in checkpoint ${String(checkpoint.sequence).slice(0, 20)} of project ${String(checkpoint.projectId).slice(0, 100)}`;
     out.push(result.ok ? `OK: ${what} verified against keys from ${keys.said}` : `${result.problems.length} problem(s) in ${what}`);
   } else {
     const what = `${result.receipts} receipts in ${result.checkpoints} checkpoints`;
@@ -148,7 +148,9 @@ async function main() {
     keys = await loadKeys(args);
     if (args.proof) {
       const proof = readDocument(args.proof, '--proof');
-      result = { ...verifyProof(proof, keys.keys), proof: { receipt: proof?.receipt, checkpoint: proof?.checkpoint } };
+      const { projectId, sequence, root, createdAt } = proof?.checkpoint ?? {};
+      // What the proof covers: one receipt, in one checkpoint.
+      result = { ...verifyProof(proof, keys.keys), receiptId: proof?.receipt?.id ?? null, checkpoint: { projectId, sequence, root, createdAt } };
     } else {
       result = await verifyExport(boundedLines(createReadStream(args.file)), keys.keys, { heads: args.heads });
     }

@@ -81,7 +81,7 @@ export const ledgerRoutes: RouteDef[] = [
         description:
           'Enough to check the receipt without the service: SHA-256(0x00 || canonical JSON of `receipt`) is `proof.leafHash`; ' +
           'folding it with `path` (RFC 9162 2.1.3.2) gives `checkpoint.root`; the signature verifies with the published key ' +
-          '(`npx consent-verify --proof <file>`, docs/ledger.md)',
+          '(`npx consent-verify --proof <file> --keys <keys you kept>`, docs/ledger.md)',
         schema: z.object({
           receipt: z.record(z.string(), z.unknown()).describe('The receipt exactly as the ndjson export writes it'),
           proof: z.object({

@@ -5614,7 +5614,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Enough to check the receipt without the service: SHA-256(0x00 || canonical JSON of `receipt`) is `proof.leafHash`; folding it with `path` (RFC 9162 2.1.3.2) gives `checkpoint.root`; the signature verifies with the published key (`npx consent-verify --proof <file>`, docs/ledger.md) */
+            /** @description Enough to check the receipt without the service: SHA-256(0x00 || canonical JSON of `receipt`) is `proof.leafHash`; folding it with `path` (RFC 9162 2.1.3.2) gives `checkpoint.root`; the signature verifies with the published key (`npx consent-verify --proof <file> --keys <keys you kept>`, docs/ledger.md) */
             200: {
                 headers: {
                     [name: string]: unknown;
