@@ -221,6 +221,19 @@ describe('what “verified” covers', () => {
     );
   });
 
+  it('checks a single proof against the keys given, and names its receipt and checkpoint', async () => {
+    const all = entries();
+    const line = all.find((e) => e.type === 'receipt')!;
+    const checkpoint = all[checkpointIndex(all, 1)]!.checkpoint;
+    const proof = file('proof.json', JSON.stringify({ receipt: line.receipt, proof: { leafIndex: line.leafIndex, treeSize: checkpoint.count, path: line.path }, checkpoint }));
+    const ok = await cli(['--proof', proof, '--keys', keysFile]);
+    expect(ok.code, ok.stdout + ok.stderr).toBe(0);
+    expect(ok.stdout).toBe(`OK: proof of receipt ${line.receipt.id} in checkpoint 1 of project ${t.project.id} verified against keys from the file ${keysFile}\n`);
+    const alone = await cli(['--proof', proof]);
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toMatch(/^consent-verify: no keys given/);
+  });
+
   it('--head: passes when the export holds the kept checkpoint, fails when it stops short of it or disagrees', async () => {
     const checkpoints = entries().filter((e) => e.type === 'checkpoint').map((e) => e.checkpoint);
     const path = file('export.ndjson', exported);

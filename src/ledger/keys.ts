@@ -42,12 +42,6 @@ export async function openLedgerSigner(services: Services): Promise<LedgerSigner
   for (const { kid, ...jwk } of services.config.ledger.publicKeys.map(publicJwkOf)) {
     await services.db.query('INSERT INTO ledger_keys (id, public_key) VALUES ($1, $2::jsonb) ON CONFLICT (id) DO NOTHING', [kid, JSON.stringify(jwk)]);
   }
-  // Keys only published (never signing here) were retired before the first key that signed here began.
-  await services.db.query(
-    `UPDATE ledger_keys SET not_after = (SELECT min(not_before) FROM ledger_keys)
-      WHERE not_before IS NULL AND not_after IS NULL AND id <> $1`,
-    [publicJwk.kid],
-  );
   signers.set(services, signer);
   return signer;
 }
@@ -133,7 +127,13 @@ export async function publishedKeys(services: Services) {
     created_at: Date | string;
     not_before: Date | string | null;
     not_after: Date | string | null;
-  }>('SELECT id, public_key, created_at, not_before, not_after FROM ledger_keys ORDER BY created_at DESC, id');
+  }>(
+    // A key only published (never signing here) signed before the first key that signed here began. Derived, not
+    // stored: a key published ahead of its rotation can still begin signing when an instance starts with it.
+    `SELECT id, public_key, created_at, not_before,
+            COALESCE(not_after, CASE WHEN not_before IS NULL THEN (SELECT min(not_before) FROM ledger_keys) END) AS not_after
+       FROM ledger_keys ORDER BY created_at DESC, id`,
+  );
   const time = (value: Date | string | null) => (value === null ? null : new Date(value));
   return rows.map((row) => {
     const jwk = typeof row.public_key === 'string' ? (JSON.parse(row.public_key) as PublicJwk) : row.public_key;

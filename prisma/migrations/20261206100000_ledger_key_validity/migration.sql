@@ -26,8 +26,8 @@ CREATE TRIGGER "ledger_keys_validity_once" BEFORE UPDATE ON "ledger_keys"
 
 -- Keys that signed before this release: each began at the earlier of its record and its first checkpoint, and
 -- ended when the next began (or after its own last checkpoint, where two keys signed at once). Keys that signed
--- nothing yet are settled at the next start (src/ledger/keys.ts): the configured one begins, the others are
--- published-only keys, retired before the first signing key began.
+-- nothing yet keep both null: the configured one begins at the next start (src/ledger/keys.ts); the others are
+-- published only, and the keys document ends them where the first key that signed here began.
 WITH signed AS (
   SELECT k."id", LEAST(k."created_at", min(c."created_at")) AS "began", max(c."created_at") AS "last"
     FROM "ledger_keys" AS k JOIN "ledger_checkpoints" AS c ON c."key_id" = k."id"
