@@ -159,6 +159,19 @@ describe('nodes(ids)', () => {
     expect(tooMany.body.errors[0].extensions).toMatchObject({ code: 'validation_failed' });
   });
 
+  it('counts its ids in the cost limit: 30 aliases of 100 receipt ids are refused like the same 3,000 rows through connections', async () => {
+    const hundred = Array.from({ length: 100 }, () => ids.Receipt!);
+    const fields = '... on Receipt { id versionNumber installationId createdAt choices }';
+    const aliases = (n: number) => Array.from({ length: n }, (_, i) => `a${i}: nodes(ids: $ids) { ${fields} }`).join(' ');
+    const wide = await gql(`query($ids: [ID!]!) { ${aliases(30)} }`, { ids: hundred }, t.owner.token);
+    expect(wide.body.data).toBeUndefined();
+    expect(wide.body.errors).toEqual([expect.objectContaining({ message: expect.stringMatching(/cost \d+ exceeds the limit of 5000/), extensions: { code: 'query_too_complex' } })]);
+    // Fewer ids stay under the limit and answer.
+    const narrow = await gql(`query($ids: [ID!]!) { ${aliases(2)} }`, { ids: hundred }, t.owner.token);
+    expect(narrow.body.errors).toBeUndefined();
+    expect(narrow.body.data.a1).toHaveLength(100);
+  });
+
   it('costs a fixed number of statements: one finds the types of every id, then one read per type present', async () => {
     const keys = await Promise.all([1, 2, 3].map((i) => createKey(server, t.owner.token, t.project.id, `Key ${i}`)));
     // The fewest of three tries: a background worker's poll (webhook outbox, sealing) landing inside the window
