@@ -34,6 +34,7 @@ const DeliveriesConnection = builder.connectionObject({ type: WebhookDelivery, n
 const VersionsConnection = builder.connectionObject({ type: ConsentVersion, name: 'ProjectVersionsConnection' }, { name: 'ProjectVersionsConnectionEdge' });
 const ApiKeysConnection = builder.connectionObject({ type: ApiKey, name: 'ProjectApiKeysConnection' }, { name: 'ProjectApiKeysConnectionEdge' });
 const ReceiptsConnection = builder.connectionObject({ type: Receipt, name: 'ProjectReceiptsConnection' }, { name: 'ProjectReceiptsConnectionEdge' });
+const ScansConnection = builder.connectionObject({ type: Scan, name: 'ProjectScansConnection' }, { name: 'ProjectScansConnectionEdge' });
 
 const onProject = (role: Role) => (project: { id: string }) => ({ projectRole: { projectId: project.id, role } });
 const onOrganization = (role: Role) => (organization: { id: string }) => ({ orgRole: { orgId: organization.id, role } });
@@ -146,8 +147,9 @@ builder.objectFields(Project, (t) => ({
     authScopes: onProject('VIEWER'),
     resolve: (project, args, ctx) => consentStatsLoader(ctx, statsArgs(args)).load(project.id),
   }),
-  scans: t.connection({
-    type: Scan,
+  scans: t.field({
+    type: ScansConnection,
+    args: { first: t.arg.int({ description: FIRST }), after: t.arg.string({ description: AFTER }) },
     nullable: true,
     description: 'Site scans, newest first (Viewer or above, as GET /scans); pages and findings per scan. Not batched: read it per project',
     authScopes: onProject('VIEWER'),
