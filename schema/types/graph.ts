@@ -13,7 +13,8 @@ import { ConsentConfiguration, ConsentVersion } from './consent.js';
 import { PublishEvidenceSummary } from './evidence.js';
 import { AuditEvent } from './audit.js';
 import { ApiKey } from './keys.js';
-import { OrganizationMember } from './members.js';
+import { Invitation, OrganizationMember } from './members.js';
+import { organizationInvitations } from '../../src/organizations/invitations.js';
 import { Organization } from './organization.js';
 import { Project } from './project.js';
 import { Receipt } from './receipts.js';
@@ -46,6 +47,13 @@ builder.objectFields(Organization, (t) => ({
     description: 'Everyone with a role, oldest first (Admin or above: it lists colleagues’ e-mail addresses)',
     authScopes: onOrganization('ADMIN'),
     resolve: (organization, _args, ctx) => graphLoaders(ctx).members.load(organization.id),
+  }),
+  invitations: t.field({
+    type: [Invitation],
+    nullable: true,
+    description: 'Pending invitations (addMember) not yet accepted, oldest first (Admin or above, as members)',
+    authScopes: onOrganization('ADMIN'),
+    resolve: (organization, _args, ctx) => organizationInvitations(ctx.services, organization.id),
   }),
   billing: t.field({
     type: OrganizationBilling,
