@@ -1498,7 +1498,7 @@ export interface components {
                 via: string | null;
             };
             /** @enum {string} */
-            action: "organization.created" | "project.created" | "project.updated" | "consent.category_created" | "consent.category_updated" | "consent.category_deleted" | "consent.purpose_created" | "consent.purpose_updated" | "consent.purpose_deleted" | "consent.notice_updated" | "consent.draft_replaced" | "consent.experience_updated" | "consent.published" | "api_key.created" | "api_key.revoked" | "allowed_origins.updated" | "webhook.created" | "webhook.updated" | "webhook.secret_rotated" | "webhook.tested" | "scan.started" | "scan.schedule_updated" | "ledger.settings_updated" | "member.added" | "member.role_changed" | "member.removed" | "member.left" | "billing.trial_started" | "billing.checkout_started" | "billing.subscription_canceled" | "account.password_changed";
+            action: "organization.created" | "project.created" | "project.updated" | "consent.category_created" | "consent.category_updated" | "consent.category_deleted" | "consent.purpose_created" | "consent.purpose_updated" | "consent.purpose_deleted" | "consent.notice_updated" | "consent.draft_replaced" | "consent.experience_updated" | "consent.published" | "api_key.created" | "api_key.revoked" | "allowed_origins.updated" | "webhook.created" | "webhook.updated" | "webhook.secret_rotated" | "webhook.tested" | "scan.started" | "scan.schedule_updated" | "ledger.settings_updated" | "member.invited" | "member.invitation_declined" | "member.invitation_cancelled" | "member.added" | "member.role_changed" | "member.removed" | "member.left" | "billing.trial_started" | "billing.checkout_started" | "billing.subscription_canceled" | "account.password_changed";
             target: {
                 type: string;
                 id: string;
@@ -2178,6 +2178,15 @@ export interface operations {
             };
             /** @description payload_too_large: the body is over the route’s limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: the user created RATE_LIMIT_ORGANIZATIONS_PER_HOUR (20) organizations this hour (Retry-After, X-RateLimit-*) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6985,7 +6994,7 @@ export interface operations {
                 /** @description nextCursor of the previous page */
                 cursor?: string;
                 projectId?: string;
-                action?: "organization.created" | "project.created" | "project.updated" | "consent.category_created" | "consent.category_updated" | "consent.category_deleted" | "consent.purpose_created" | "consent.purpose_updated" | "consent.purpose_deleted" | "consent.notice_updated" | "consent.draft_replaced" | "consent.experience_updated" | "consent.published" | "api_key.created" | "api_key.revoked" | "allowed_origins.updated" | "webhook.created" | "webhook.updated" | "webhook.secret_rotated" | "webhook.tested" | "scan.started" | "scan.schedule_updated" | "ledger.settings_updated" | "member.added" | "member.role_changed" | "member.removed" | "member.left" | "billing.trial_started" | "billing.checkout_started" | "billing.subscription_canceled" | "account.password_changed";
+                action?: "organization.created" | "project.created" | "project.updated" | "consent.category_created" | "consent.category_updated" | "consent.category_deleted" | "consent.purpose_created" | "consent.purpose_updated" | "consent.purpose_deleted" | "consent.notice_updated" | "consent.draft_replaced" | "consent.experience_updated" | "consent.published" | "api_key.created" | "api_key.revoked" | "allowed_origins.updated" | "webhook.created" | "webhook.updated" | "webhook.secret_rotated" | "webhook.tested" | "scan.started" | "scan.schedule_updated" | "ledger.settings_updated" | "member.invited" | "member.invitation_declined" | "member.invitation_cancelled" | "member.added" | "member.role_changed" | "member.removed" | "member.left" | "billing.trial_started" | "billing.checkout_started" | "billing.subscription_canceled" | "account.password_changed";
                 /** @description json (default) or csv */
                 format?: "json" | "csv";
             };
