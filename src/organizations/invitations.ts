@@ -38,16 +38,19 @@ export const INVITATION_SELECT = {
 } as const;
 
 /**
- * addMember calls per hour (RATE_LIMIT_MEMBER_ADDITIONS_PER_HOUR, default 20), counted three ways: per
- * organization (extensions.md section 9), per adding user and per client address. Each answer tells whether an
- * e-mail has an account, so a new organization (or a second account on the same address) must not buy more.
+ * addMember calls per hour, counted three ways: per organization (RATE_LIMIT_MEMBER_ADDITIONS_PER_HOUR, default 20,
+ * extensions.md section 9), per adding user (the same number) and per client address (five times it: an office
+ * behind one NAT holds several Owners). Each answer tells whether an e-mail has an account, so a new organization,
+ * or a second account on the same address, must not buy more.
  */
-export const additionRules = (services: Services): LimitRule[] =>
-  (['org', 'user', 'address'] as const).map((by) => ({
-    name: `member-additions-${by}`,
-    points: services.config.rateLimits.memberAdditionsPerHour,
-    durationSeconds: 3600,
-  }));
+export const additionRules = (services: Services): { org: LimitRule; user: LimitRule; address: LimitRule } => {
+  const points = services.config.rateLimits.memberAdditionsPerHour;
+  return {
+    org: { name: 'member-additions-org', points, durationSeconds: 3600 },
+    user: { name: 'member-additions-user', points, durationSeconds: 3600 },
+    address: { name: 'member-additions-address', points: points * 5, durationSeconds: 3600 },
+  };
+};
 
 /** Who adds: named in the invitee's notification, kept on the invitation. */
 export interface Adder {
@@ -63,10 +66,14 @@ export interface Adder {
 export async function addMember(services: Services, organizationId: string, input: unknown, adder: Adder, ip: string): Promise<InvitationView> {
   const data = parseInput(addInput, input);
   const rules = additionRules(services);
-  const keys = [organizationId, adder.id, ip];
-  // Checked together before any is spent: a refusal by one budget costs the others nothing.
-  await Promise.all(rules.map((rule, i) => services.rateLimits.check(rule, keys[i]!)));
-  await Promise.all(rules.map((rule, i) => services.rateLimits.consume(rule, keys[i]!)));
+  const budgets = [
+    [rules.org, organizationId],
+    [rules.user, adder.id],
+    [rules.address, ip],
+  ] as const;
+  // All checked before any is spent: a refusal by one budget costs the others nothing.
+  for (const [rule, key] of budgets) await services.rateLimits.check(rule, key);
+  for (const [rule, key] of budgets) await services.rateLimits.consume(rule, key);
   return inOrganization(services, organizationId, async (tx) => {
     const user = await tx.user.findUnique({ where: { email: data.email }, select: { id: true } });
     if (!user) throw notFound('User'); // they register first, as with the admin tool
