@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GraphQLSchema } from 'graphql';
+import type { z } from 'zod';
 import { withAuditScope } from '../src/audit/record.js';
 import { createContext } from '../src/context.js';
 import { BodyTooLarge, isJsonContentType, OPERATOR_BODY_LIMIT, readBody } from '../src/http/body.js';
@@ -141,6 +142,16 @@ export class RestHandler {
       }
     }
 
+    // The body as the route's OpenAPI schema says, before GraphQL sees it: GraphQL would coerce `"urls": "https://…"`
+    // into a list of one (and 42 into an ID "42"), accepting what the document refuses. Only the JSON types are
+    // checked here; a field left out, and every rule on values (lengths, ranges, enums), stays the service's.
+    if (body !== undefined && route.requestBody) {
+      const details = bodyTypeIssues(route.requestBody, body);
+      if (details.length) {
+        return refuse(sdk ? errorResponse(badBody, `${details[0]!.path.join('.')}: ${details[0]!.message}`) : errorResponse('validation_failed', 'Validation failed', { details }));
+      }
+    }
+
     request.body = body;
     request.rawBody = rawBody;
     if (route.handle) {
@@ -181,4 +192,14 @@ export class RestHandler {
     }
     return route.respond ? route.respond(result.data as never, request) : { status: 200, body: result.data };
   }
+}
+
+/** Where the body's JSON types differ from the route's documented request body (a missing field is not one). */
+function bodyTypeIssues(schema: z.ZodType, body: unknown): ValidationIssue[] {
+  const parsed = schema.safeParse(body);
+  if (parsed.success) return [];
+  const valueAt = (path: readonly PropertyKey[]) => path.reduce<unknown>((value, key) => (value as Record<PropertyKey, unknown> | undefined)?.[key], body);
+  return parsed.error.issues
+    .filter((issue) => issue.code === 'invalid_type' && valueAt(issue.path) !== undefined)
+    .map((issue) => ({ path: issue.path.map((key) => (typeof key === 'number' ? key : String(key))), message: issue.message }));
 }

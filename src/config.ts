@@ -63,6 +63,7 @@ const envSchema = z.object({
   RATE_LIMIT_SDK_CONSENT_PER_ADDRESS_PER_MINUTE: z.coerce.number().int().positive().default(600),
   // addMember calls per organization per hour: each one says whether an e-mail has an account (extensions.md section 9).
   RATE_LIMIT_MEMBER_ADDITIONS_PER_HOUR: z.coerce.number().int().positive().default(20),
+  RATE_LIMIT_ORGANIZATIONS_PER_HOUR: z.coerce.number().int().positive().default(20),
   // scrypt cost as log2(N): 17 is OWASP's N=2^17; tests lower it for speed.
   PASSWORD_HASH_LOG_N: z.coerce.number().int().min(10).max(20).default(17),
   SESSION_PURGE_INTERVAL_MS: z.coerce.number().int().positive().default(3_600_000),
@@ -181,6 +182,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       graphqlPerMinute: parsed.RATE_LIMIT_GRAPHQL_PER_MINUTE,
       sdkConsentPerAddressPerMinute: parsed.RATE_LIMIT_SDK_CONSENT_PER_ADDRESS_PER_MINUTE,
       memberAdditionsPerHour: parsed.RATE_LIMIT_MEMBER_ADDITIONS_PER_HOUR,
+      organizationsPerHour: parsed.RATE_LIMIT_ORGANIZATIONS_PER_HOUR,
     },
   };
 }

@@ -125,11 +125,14 @@ export function parseWithLimits(source: string | Source, options?: ParseOptions)
 
 /**
  * A field costs 1 plus its children; a paged field (`limit` or `first` argument) costs its children
- * once per row it may return, so `receipts(limit: 200)` costs 200 receipts. A field can declare a
+ * once per row it may return, so `receipts(limit: 200)` costs 200 receipts, and a field taking a list of
+ * `ids` (`nodes`) once per id. A field can declare a
  * higher own cost in its extensions (`cost`): password hashing does.
  */
 const estimator: ComplexityEstimator = ({ field, args, childComplexity }) => {
   const own = typeof field.extensions?.cost === 'number' ? field.extensions.cost : 1;
+  // `nodes(ids:)` reads one object per id: 30 aliases of 100 ids must cost what 30 pages of 100 rows cost.
+  if (Array.isArray(args.ids)) return own + Math.max(1, args.ids.length) * childComplexity;
   const paged = field.args.some((arg) => arg.name === 'limit' || arg.name === 'first');
   if (!paged) return own + childComplexity;
   const rows = (args.limit ?? args.first ?? GRAPHQL_LIMITS.pageSize) as number;

@@ -90,13 +90,18 @@ describe('audit log: what each mutation writes', () => {
 
     // Members go through GraphQL only; the same log.
     const newcomer = await operator(server, 'Newcomer');
-    const ADD = `mutation($org: ID!, $email: String, $role: String) { addMember(organizationId: $org, email: $email, role: $role) { member { userId } } }`;
+    const ADD = `mutation($org: ID!, $email: String, $role: String) { addMember(organizationId: $org, email: $email, role: $role) { invitation { id } } }`;
+    const ACCEPT = `mutation($id: ID!) { acceptInvitation(id: $id) { member { userId } } }`;
     const CHANGE = `mutation($org: ID!, $user: ID, $role: String) { changeMemberRole(organizationId: $org, userId: $user, role: $role) { member { userId } } }`;
     const REMOVE = `mutation($org: ID!, $user: ID) { removeMember(organizationId: $org, userId: $user) { member { userId } } }`;
-    expect((await gql(ADD, { org: t.org.id, email: newcomer.email, role: 'VIEWER' }, t.owner, 'req-member-add')).body.errors).toBeUndefined();
+    const invited = await gql(ADD, { org: t.org.id, email: newcomer.email, role: 'VIEWER' }, t.owner, 'req-member-add');
+    expect(invited.body.errors).toBeUndefined();
+    // The invitee accepts: the membership, and its event, are theirs.
+    expect((await gql(ACCEPT, { id: invited.body.data.addMember.invitation.id }, newcomer, 'req-member-accept')).body.errors).toBeUndefined();
     await gql(CHANGE, { org: t.org.id, user: newcomer.id, role: 'ADMIN' }, t.owner, 'req-member-change');
     await gql(REMOVE, { org: t.org.id, user: newcomer.id }, t.owner, 'req-member-remove');
-    expect((await byRequest(t, 'req-member-add'))[0]).toMatchObject({ action: 'member.added', target: { type: 'user', id: newcomer.id }, changes: { role: { before: null, after: 'VIEWER' } } });
+    expect((await byRequest(t, 'req-member-add'))[0]).toMatchObject({ action: 'member.invited', actor: { id: t.owner.id }, target: { type: 'user', id: newcomer.id }, changes: { role: { before: null, after: 'VIEWER' } } });
+    expect((await byRequest(t, 'req-member-accept'))[0]).toMatchObject({ action: 'member.added', actor: { id: newcomer.id }, target: { type: 'user', id: newcomer.id }, changes: { role: { before: null, after: 'VIEWER' } } });
     expect((await byRequest(t, 'req-member-change'))[0]).toMatchObject({ action: 'member.role_changed', changes: { role: { before: 'VIEWER', after: 'ADMIN' } } });
     expect((await byRequest(t, 'req-member-remove'))[0]).toMatchObject({ action: 'member.removed', changes: { role: { before: 'ADMIN', after: null } } });
   });

@@ -1,6 +1,7 @@
 // Relay's global object identification over real HTTP: every type with an id implements Node, node(id) and
 // nodes(ids) find each by the id REST shows, authorised as the type's own field (not_found for a non-member,
 // forbidden below the field's role, only the user's own notifications and account).
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NODE_SOURCES } from '../src/graph/nodes.js';
 import { team } from './helpers/fixtures.js';
@@ -159,6 +160,19 @@ describe('nodes(ids)', () => {
     expect(tooMany.body.errors[0].extensions).toMatchObject({ code: 'validation_failed' });
   });
 
+  it('counts its ids in the cost limit: 30 aliases of 100 receipt ids are refused like the same 3,000 rows through connections', async () => {
+    const hundred = Array.from({ length: 100 }, () => ids.Receipt!);
+    const fields = '... on Receipt { id versionNumber installationId createdAt choices }';
+    const aliases = (n: number) => Array.from({ length: n }, (_, i) => `a${i}: nodes(ids: $ids) { ${fields} }`).join(' ');
+    const wide = await gql(`query($ids: [ID!]!) { ${aliases(30)} }`, { ids: hundred }, t.owner.token);
+    expect(wide.body.data).toBeUndefined();
+    expect(wide.body.errors).toEqual([expect.objectContaining({ message: expect.stringMatching(/cost \d+ exceeds the limit of 5000/), extensions: { code: 'query_too_complex' } })]);
+    // Fewer ids stay under the limit and answer.
+    const narrow = await gql(`query($ids: [ID!]!) { ${aliases(2)} }`, { ids: hundred }, t.owner.token);
+    expect(narrow.body.errors).toBeUndefined();
+    expect(narrow.body.data.a1).toHaveLength(100);
+  });
+
   it('costs a fixed number of statements: one finds the types of every id, then one read per type present', async () => {
     const keys = await Promise.all([1, 2, 3].map((i) => createKey(server, t.owner.token, t.project.id, `Key ${i}`)));
     // The fewest of three tries: a background worker's poll (webhook outbox, sealing) landing inside the window
@@ -179,5 +193,41 @@ describe('nodes(ids)', () => {
     // Every type at once: the same count with more ids of a type already present.
     const owned = Object.entries(ids).filter(([type]) => type !== 'Notification' && type !== 'User').map(([, id]) => id);
     expect(await statements([...owned, ...keys.map((key) => key.id)])).toBe(await statements(owned));
+  });
+});
+
+describe('receipt ids of any time a uuidv7 can carry', () => {
+  // 48 bits of milliseconds reach the year 10889; PostgreSQL holds timestamps to 294276 but the driver sends a
+  // Date past 9999 as `+010889-…`, which it refuses: such an id once answered 500 and broke a whole nodes call.
+  const MAX_MS = 2 ** 48 - 1;
+  const YEAR_10000 = Date.UTC(10000, 0, 1);
+  const edgeTimes = fc.oneof(
+    fc.constantFrom(0, 1, Date.now(), Date.UTC(9999, 11, 31), Date.UTC(9999, 11, 31, 23, 59, 59, 999), YEAR_10000 - 1, YEAR_10000, MAX_MS - 1, MAX_MS),
+    fc.integer({ min: 0, max: MAX_MS }),
+  );
+  const hex = (length: number) => fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: length, maxLength: length });
+  const uuidv7 = fc
+    .tuple(edgeTimes, hex(3), fc.constantFrom('8', '9', 'a', 'b'), hex(3), hex(12))
+    .map(([ms, a, variant, b, c]) => {
+      const time = ms.toString(16).padStart(12, '0');
+      return `${time.slice(0, 8)}-${time.slice(8)}-7${a}-${variant}${b}-${c}`;
+    });
+
+  it('is 404 on the receipt proof route and null with not_found in nodes, next to a receipt that answers (fast-check)', async () => {
+    expect(await gql('query($ids: [ID!]!) { nodes(ids: $ids) { id } }', { ids: ['ffffffff-ffff-7fff-bfff-ffffffffffff'] }, t.owner.token)).toMatchObject({
+      status: 200,
+      body: { data: { nodes: [null] } },
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(uuidv7, { minLength: 1, maxLength: 5 }), async (wanted) => {
+        const proof = await server.request('GET', `/api/platform/projects/${t.project.id}/receipts/${wanted[0]}/proof`, { token: t.owner.token });
+        expect(proof.status, proof.text).toBe(404);
+        const res = await gql('query($ids: [ID!]!) { nodes(ids: $ids) { id } }', { ids: [...wanted, ids.Receipt!] }, t.owner.token);
+        expect(res.status).toBe(200);
+        expect(res.body.data.nodes).toEqual([...wanted.map(() => null), { id: ids.Receipt }]);
+        expect(res.body.errors.map((error: { extensions: { code: string } }) => error.extensions.code)).toEqual(wanted.map(() => 'not_found'));
+      }),
+      { numRuns: 15, ...(process.env.FC_SEED && { seed: Number(process.env.FC_SEED) }) },
+    );
   });
 });

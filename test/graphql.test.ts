@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { buildSchema, printSchema } from 'graphql';
+import { buildSchema, getNamedType, isObjectType, printSchema } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schema } from '../schema/index.js';
 import { loadConfig } from '../src/config.js';
@@ -171,5 +171,26 @@ describe('schema drift', () => {
   it('schema/schema.graphql is the printed schema (run `npm run schema:print` after changing GraphQL)', () => {
     const committed = readFileSync(new URL('../schema/schema.graphql', import.meta.url), 'utf8');
     expect(committed.trimEnd(), 'schema/schema.graphql is stale: run `npm run schema:print` and commit it').toBe(printSchema(schema).trimEnd());
+  });
+});
+
+describe('connections', () => {
+  it('every connection pages forwards only: first and after (and its own filters), never last or before', () => {
+    // A merge once brought `last`/`before` back on Project.scans (t.connection advertises them): list them all here.
+    const connections: Record<string, string[]> = {};
+    for (const type of Object.values(schema.getTypeMap())) {
+      if (!isObjectType(type) || type.name.startsWith('__')) continue;
+      for (const field of Object.values(type.getFields())) {
+        if (getNamedType(field.type).name.endsWith('Connection')) connections[`${type.name}.${field.name}`] = field.args.map((arg) => arg.name).sort();
+      }
+    }
+    expect(connections).toEqual({
+      'Organization.auditLog': ['action', 'after', 'first', 'projectId'],
+      'Project.apiKeys': ['after', 'first'],
+      'Project.receipts': ['after', 'first'],
+      'Project.scans': ['after', 'first'],
+      'Project.versions': ['after', 'first'],
+      'Webhook.deliveries': ['after', 'first'],
+    });
   });
 });

@@ -421,16 +421,22 @@ describe('the ledger export and consent-verify', () => {
     expect([...sealed].sort((a, b) => a.id.localeCompare(b.id))).toEqual([...ndjson].sort((a, b) => a.id.localeCompare(b.id)));
   });
 
-  it('verifies untouched, with the CLI from the repository (npx consent-verify) and with the keys fetched from the header', async () => {
+  it('verifies untouched with the CLI from the repository (npx consent-verify), with keys from a file or an address given; never from the header', async () => {
     expect(await verify(lines())).toMatchObject({ ok: true, problems: [], checkpoints: 3, receipts: 15 });
     const file = join(tempDir('ledger-export-'), 'export.ndjson');
     writeFileSync(file, text);
     const withKeys = await run('npx', ['consent-verify', file, '--keys', trustedKeys]);
     expect(withKeys.code, withKeys.output).toBe(0);
     expect(withKeys.output).toMatch(/^OK: 15 receipts in 3 checkpoints verified/m);
-    const fetched = await run(process.execPath, ['verify/consent-verify.mjs', file, '--json']);
+    expect(withKeys.output).toContain(`keys:        the file ${trustedKeys}`);
+    const keysUrl = `${server.url}/.well-known/consent-ledger-keys.json`;
+    const fetched = await run(process.execPath, ['verify/consent-verify.mjs', file, '--keys-url', keysUrl, '--json']);
     expect(fetched.code, fetched.output).toBe(0);
-    expect(JSON.parse(fetched.output)).toMatchObject({ ok: true, checkpoints: 3, receipts: 15 });
+    expect(JSON.parse(fetched.output)).toMatchObject({ ok: true, checkpoints: 3, receipts: 15, keys: { url: keysUrl, origin: new URL(server.url).origin } });
+    // The header names the same address, but the header is not signed: an export alone is refused.
+    const alone = await run(process.execPath, ['verify/consent-verify.mjs', file]);
+    expect(alone.code).toBe(2);
+    expect(alone.output).toMatch(/^consent-verify: no keys given: pass --keys <file> .* or --keys-url <url>/);
   });
 
   it('names an edited receipt', async () => {
@@ -552,7 +558,7 @@ describe('keys', () => {
     expect(before.status).toBe(200);
     expect(before.headers.get('cache-control')).toBe('public, max-age=300');
     const current = publicJwkOf(signingKey);
-    expect(before.body.keys).toContainEqual({ ...current, alg: 'EdDSA', use: 'sig', createdAt: expect.any(String) });
+    expect(before.body.keys).toContainEqual({ ...current, alg: 'EdDSA', use: 'sig', createdAt: expect.any(String), notBefore: expect.any(String), notAfter: null });
     expect(keyIdOf(current)).toBe(current.kid);
 
     // A restart with a new key (what LEDGER_SIGNING_KEY does), and a retired key kept published from a file.
@@ -574,7 +580,11 @@ describe('keys', () => {
     // Without the old key, the old checkpoint cannot be vouched for, and the verifier says which.
     const onlyNew = readKeys({ keys: [publicJwkOf(rotated)] });
     expect((await verifyExport(exported, onlyNew)).problems).toEqual([expect.objectContaining({ code: 'unknown_key', sequence: 1 })]);
-    await openLedgerSigner(server.services); // back to the suite's key
+    // The suite's key is retired now (a newer one took over): it never signs again (test/verify-hostile.test.ts).
+    const validity = Object.fromEntries(after.keys.map((k: { kid: string; notBefore: string | null; notAfter: string | null }) => [k.kid, [k.notBefore, k.notAfter]]));
+    expect(validity[current.kid]).toEqual([expect.any(String), validity[publicJwkOf(rotated).kid][0]]);
+    expect(validity[publicJwkOf(rotated).kid][1]).toBeNull();
+    expect(validity[publicJwkOf(retired).kid]).toEqual([null, validity[current.kid][0]]);
   });
 });
 

@@ -300,7 +300,7 @@ describe.skipIf(!redisAnswers && !redisExpected)('with REDIS_URL', () => {
     const add = () =>
       server.request('POST', '/graphql', {
         token: owner.token,
-        body: { query: 'mutation($org: ID!) { addMember(organizationId: $org, email: "nobody@example.com", role: "VIEWER") { member { id } } }', variables: { org: org.id } },
+        body: { query: 'mutation($org: ID!) { addMember(organizationId: $org, email: "nobody@example.com", role: "VIEWER") { invitation { id } } }', variables: { org: org.id } },
       });
     expect((await add()).body.errors[0].extensions.code).toBe('not_found');
     expect((await add()).body.errors[0].extensions.code).toBe('rate_limited');

@@ -206,3 +206,41 @@ describe('every documented route, driven from its schema: no 5xx', () => {
     }
   });
 });
+
+describe('bodies are validated as the document says before GraphQL coerces them', () => {
+  const resolve = (schema: Schema): Schema => (schema.$ref ? resolve(document.components.schemas[schema.$ref.replace('#/components/schemas/', '')]!) : schema);
+  /** Every documented body field that is a list: GraphQL would take one value there as a list of one. */
+  const listFields = operations.flatMap(({ method, path, op }) => {
+    const schema = op.requestBody?.content?.['application/json']?.schema as Schema | undefined;
+    const properties = Object.entries((schema && resolve(schema).properties) ?? {}) as [string, Schema][];
+    return properties.filter(([, property]) => resolve(property).type === 'array').map(([field, property]) => ({ method, path, op, field, item: resolve(property).items as Schema | undefined }));
+  });
+
+  it('POST /scans with urls as one string is 400 validation_failed at urls, not a scan of one page', async () => {
+    const token = (await server.request('POST', '/api/platform/auth/login', { body: ownerLogin })).body.token;
+    const res = await server.request('POST', `/api/platform/projects/${ids.projectId}/scans`, { token, body: { urls: 'https://example.com/' } });
+    expect(res.status, res.text).toBe(400);
+    expect(res.body).toEqual({ error: 'Validation failed', code: 'validation_failed', details: [{ path: ['urls'], message: expect.stringMatching(/expected array/) }] });
+    const scans = await server.request('GET', `/api/platform/projects/${ids.projectId}/scans`, { token });
+    expect(scans.body.scans).toEqual([]);
+  });
+
+  it('one value where any route documents a list is refused 400 at that field, on every such route', async () => {
+    expect(listFields.length).toBeGreaterThan(4);
+    const token = (await server.request('POST', '/api/platform/auth/login', { body: ownerLogin })).body.token;
+    for (const { method, path, op, field, item } of listFields) {
+      // One well-formed item, sent as itself instead of a list of it.
+      const one = item && resolve(item).type === 'object' ? { name: 'One', key: 'one', purposeKey: 'one', categoryId: 'one' } : 'https://example.com/';
+      const url = path.replace(/\{(\w+)\}/g, (_, name: string) => encode(realParam(path, name) ?? 'none'));
+      const sdk = JSON.stringify(op.security ?? []).includes('publishableKey');
+      const res = await server.request(method, url, {
+        token: sdk ? ids.key : token,
+        headers: { 'X-Consent-Installation': 'installation-1', [HOSTILE_REQUEST_HEADER]: '1' },
+        body: { [field]: one },
+      });
+      expect(res.status, `${method} ${url} ${field}: ${res.text}`).toBe(400);
+      if (sdk) expect(res.body).toEqual({ error: expect.stringContaining(field), code: 'invalid_body' });
+      else expect(res.body.details, `${method} ${url}`).toContainEqual({ path: [field], message: expect.stringMatching(/expected array/) });
+    }
+  });
+});

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Config } from '../src/config.js';
+import { isAllowedAddress } from '../src/webhooks/address.js';
 import { NO_ANSWER } from '../src/webhooks/send.js';
 import { retryDelayMs, runDue, webhookWorkerOf } from '../src/webhooks/worker.js';
 import { team } from './helpers/fixtures.js';
@@ -452,7 +453,19 @@ describe('SSRF guard in every environment (development server)', () => {
     'https://[ff02::1]/',
     'https://0.0.0.0/',
     'https://[::]/',
+    // Cloud platforms' own hosts at public unicast addresses (src/webhooks/address.ts, docs/security.md).
+    'https://168.63.129.16/', // Azure WireServer
+    'https://[::ffff:a83f:8110]/', // the same, IPv4-mapped
+    'https://161.26.0.10/', // IBM Cloud service network (DNS)
+    'https://166.9.0.1/', // IBM Cloud private service endpoints
   ];
+
+  it('the scanner refuses what webhooks refuse: one rule, with the cloud platforms’ public-unicast hosts', () => {
+    // The scanner's guard proxy asks this function for every address a page reaches (src/scanner/worker.ts).
+    for (const address of ['168.63.129.16', '::ffff:168.63.129.16', '161.26.0.11', '166.8.0.1', '166.11.255.254']) expect(isAllowedAddress(address), address).toBe(false);
+    // Their neighbours are ordinary public addresses.
+    for (const address of ['168.63.129.15', '168.63.129.17', '161.25.255.255', '161.27.0.1', '166.7.255.255', '166.12.0.0', '8.8.8.8']) expect(isAllowedAddress(address), address).toBe(true);
+  });
 
   it('refuses URLs that are or resolve to private, link-local, metadata, CGNAT, unique-local, multicast or unspecified addresses, in any notation', async () => {
     const t = await team(server);

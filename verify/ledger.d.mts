@@ -29,5 +29,14 @@ export function verifyInclusion(receipt: unknown, index: number, size: number, p
 export function checkpointMessage(checkpoint: Omit<SignedCheckpoint, 'keyId' | 'signature'>): string;
 export function checkpointHash(checkpoint: Omit<SignedCheckpoint, 'keyId' | 'signature'>): string;
 export function keyIdOf(jwk: PublicJwk): string;
-export function readKeys(document: unknown): Map<string, KeyObject>;
-export function checkSignature(checkpoint: SignedCheckpoint, keys: Map<string, KeyObject>): 'ok' | 'unknown_key' | 'bad_signature';
+/** A trusted public key and its validity (ms since the epoch; null: unbounded). */
+export interface TrustedKey {
+  key: KeyObject;
+  notBefore: number | null;
+  notAfter: number | null;
+  /** Whether the keys document gave notBefore/notAfter at all. */
+  validity: boolean;
+}
+export function readKeys(document: unknown): Map<string, TrustedKey>;
+export function checkSignature(checkpoint: SignedCheckpoint, keys: Map<string, TrustedKey>): 'ok' | 'unknown_key' | 'bad_signature';
+export function outsideValidity(trusted: TrustedKey, createdAt: string): string | null;

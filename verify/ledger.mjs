@@ -123,28 +123,61 @@ export function keyIdOf(jwk) {
   return sha256(Buffer.from(canonicalize({ crv: jwk.crv, kty: jwk.kty, x: jwk.x }), 'utf8')).toString('base64url');
 }
 
+/** An ISO 8601 time from a keys document as milliseconds; null stays null (no bound). */
+function instant(value, what) {
+  if (value === undefined || value === null) return null;
+  const ms = typeof value === 'string' ? Date.parse(value) : NaN;
+  if (!Number.isFinite(ms)) throw new Error(`keys: ${what} is not a time: ${JSON.stringify(value).slice(0, 100)}`);
+  return ms;
+}
+
 /**
  * Public keys by key id, from the document at /.well-known/consent-ledger-keys.json (`{ keys: [JWK] }`) or a
- * bare array of JWKs. A key whose `kid` is not its thumbprint is refused: ids cannot be chosen to mislead.
+ * bare array of JWKs, each with its validity when the document gives one: `notBefore` (when it began signing;
+ * null: before the service's records) and `notAfter` (when a newer key took over; null: the current key).
+ * `validity` is false for a key given without either field (an older document): only the chain rule applies.
+ * A key whose `kid` is not its thumbprint is refused: ids cannot be chosen to mislead.
  */
 export function readKeys(document) {
   const list = Array.isArray(document) ? document : document?.keys;
   if (!Array.isArray(list)) throw new Error('keys: expected { "keys": [JWK, ...] }');
   const keys = new Map();
   for (const jwk of list) {
-    if (jwk?.kty !== 'OKP' || jwk.crv !== 'Ed25519' || typeof jwk.x !== 'string') throw new Error(`keys: not an Ed25519 public key: ${JSON.stringify(jwk)}`);
+    if (jwk?.kty !== 'OKP' || jwk.crv !== 'Ed25519' || typeof jwk.x !== 'string') {
+      throw new Error(`keys: not an Ed25519 public key: ${JSON.stringify(jwk).slice(0, 200)}`);
+    }
     const kid = keyIdOf(jwk);
-    if (jwk.kid !== undefined && jwk.kid !== kid) throw new Error(`keys: kid ${jwk.kid} is not the key's thumbprint (${kid})`);
-    keys.set(kid, createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwk.x }, format: 'jwk' }));
+    if (jwk.kid !== undefined && jwk.kid !== kid) throw new Error(`keys: kid ${String(jwk.kid).slice(0, 100)} is not the key's thumbprint (${kid})`);
+    const notBefore = instant(jwk.notBefore, `notBefore of key ${kid}`);
+    const notAfter = instant(jwk.notAfter, `notAfter of key ${kid}`);
+    if (notBefore !== null && notAfter !== null && notAfter < notBefore) throw new Error(`keys: key ${kid} retires (notAfter) before it begins (notBefore)`);
+    keys.set(kid, {
+      key: createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwk.x }, format: 'jwk' }),
+      notBefore,
+      notAfter,
+      validity: 'notBefore' in jwk || 'notAfter' in jwk,
+    });
   }
   return keys;
 }
 
 /** 'ok', 'unknown_key' or 'bad_signature' for a checkpoint carrying `keyId` and `signature` (base64). */
 export function checkSignature(checkpoint, keys) {
-  const key = keys.get(checkpoint.keyId);
-  if (!key) return 'unknown_key';
+  const trusted = typeof checkpoint.keyId === 'string' ? keys.get(checkpoint.keyId) : undefined;
+  if (!trusted) return 'unknown_key';
   if (typeof checkpoint.signature !== 'string') return 'bad_signature';
-  const ok = verifySignature(null, Buffer.from(checkpointMessage(checkpoint), 'utf8'), key, Buffer.from(checkpoint.signature, 'base64'));
+  const ok = verifySignature(null, Buffer.from(checkpointMessage(checkpoint), 'utf8'), trusted.key, Buffer.from(checkpoint.signature, 'base64'));
   return ok ? 'ok' : 'bad_signature';
+}
+
+/**
+ * Whether a key may have signed at `createdAt` (a checkpoint's, ISO 8601): null when it may, else why not.
+ * A key signs from its notBefore until (not including) its notAfter.
+ */
+export function outsideValidity(trusted, createdAt) {
+  const at = typeof createdAt === 'string' ? Date.parse(createdAt) : NaN;
+  if (!Number.isFinite(at)) return 'its createdAt is not a time';
+  if (trusted.notBefore !== null && at < trusted.notBefore) return `before the key began signing (notBefore ${new Date(trusted.notBefore).toISOString()})`;
+  if (trusted.notAfter !== null && at >= trusted.notAfter) return `after the key was retired (notAfter ${new Date(trusted.notAfter).toISOString()})`;
+  return null;
 }

@@ -81,7 +81,7 @@ export const ledgerRoutes: RouteDef[] = [
         description:
           'Enough to check the receipt without the service: SHA-256(0x00 || canonical JSON of `receipt`) is `proof.leafHash`; ' +
           'folding it with `path` (RFC 9162 2.1.3.2) gives `checkpoint.root`; the signature verifies with the published key ' +
-          '(`npx consent-verify --proof <file>`, docs/ledger.md)',
+          '(`npx consent-verify --proof <file> --keys <keys you kept>`, docs/ledger.md)',
         schema: z.object({
           receipt: z.record(z.string(), z.unknown()).describe('The receipt exactly as the ndjson export writes it'),
           proof: z.object({
@@ -125,6 +125,12 @@ export const ledgerRoutes: RouteDef[] = [
                 alg: z.literal('EdDSA'),
                 use: z.literal('sig'),
                 createdAt: timestamp.describe('When the service first used or published it'),
+                notBefore: timestamp
+                  .nullable()
+                  .describe('When it began signing checkpoints here; null for a key only published (retired before this service’s records)'),
+                notAfter: timestamp
+                  .nullable()
+                  .describe('When a newer key took over: a checkpoint it signed at or after this time is not genuine; null for the current key'),
               }),
             ),
           })

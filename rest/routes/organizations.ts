@@ -20,6 +20,7 @@ export const organizationRoutes = [
       201: { description: 'Created', schema: z.object({ organization: Organization }) },
       ...validationError,
       401: sessionErrors[401],
+      429: { description: 'rate_limited: the user created RATE_LIMIT_ORGANIZATIONS_PER_HOUR (20) organizations this hour (Retry-After, X-RateLimit-*)', schema: ErrorBody },
     },
   }),
   route<OrganizationProjectsQuery>({

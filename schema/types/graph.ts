@@ -13,7 +13,8 @@ import { ConsentConfiguration, ConsentVersion } from './consent.js';
 import { PublishEvidenceSummary } from './evidence.js';
 import { AuditEvent } from './audit.js';
 import { ApiKey } from './keys.js';
-import { OrganizationMember } from './members.js';
+import { Invitation, OrganizationMember } from './members.js';
+import { organizationInvitations } from '../../src/organizations/invitations.js';
 import { Organization } from './organization.js';
 import { Project } from './project.js';
 import { Receipt } from './receipts.js';
@@ -34,6 +35,7 @@ const DeliveriesConnection = builder.connectionObject({ type: WebhookDelivery, n
 const VersionsConnection = builder.connectionObject({ type: ConsentVersion, name: 'ProjectVersionsConnection' }, { name: 'ProjectVersionsConnectionEdge' });
 const ApiKeysConnection = builder.connectionObject({ type: ApiKey, name: 'ProjectApiKeysConnection' }, { name: 'ProjectApiKeysConnectionEdge' });
 const ReceiptsConnection = builder.connectionObject({ type: Receipt, name: 'ProjectReceiptsConnection' }, { name: 'ProjectReceiptsConnectionEdge' });
+const ScansConnection = builder.connectionObject({ type: Scan, name: 'ProjectScansConnection' }, { name: 'ProjectScansConnectionEdge' });
 
 const onProject = (role: Role) => (project: { id: string }) => ({ projectRole: { projectId: project.id, role } });
 const onOrganization = (role: Role) => (organization: { id: string }) => ({ orgRole: { orgId: organization.id, role } });
@@ -45,6 +47,13 @@ builder.objectFields(Organization, (t) => ({
     description: 'Everyone with a role, oldest first (Admin or above: it lists colleagues’ e-mail addresses)',
     authScopes: onOrganization('ADMIN'),
     resolve: (organization, _args, ctx) => graphLoaders(ctx).members.load(organization.id),
+  }),
+  invitations: t.field({
+    type: [Invitation],
+    nullable: true,
+    description: 'Pending invitations (addMember) not yet accepted, oldest first (Admin or above, as members)',
+    authScopes: onOrganization('ADMIN'),
+    resolve: (organization, _args, ctx) => organizationInvitations(ctx.services, organization.id),
   }),
   billing: t.field({
     type: OrganizationBilling,
@@ -146,8 +155,9 @@ builder.objectFields(Project, (t) => ({
     authScopes: onProject('VIEWER'),
     resolve: (project, args, ctx) => consentStatsLoader(ctx, statsArgs(args)).load(project.id),
   }),
-  scans: t.connection({
-    type: Scan,
+  scans: t.field({
+    type: ScansConnection,
+    args: { first: t.arg.int({ description: FIRST }), after: t.arg.string({ description: AFTER }) },
     nullable: true,
     description: 'Site scans, newest first (Viewer or above, as GET /scans); pages and findings per scan. Not batched: read it per project',
     authScopes: onProject('VIEWER'),

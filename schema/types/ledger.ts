@@ -58,6 +58,16 @@ const LedgerKey = builder.simpleObject('LedgerKey', {
     alg: t.string(),
     use: t.string(),
     createdAt: t.field({ type: 'DateTime', description: 'When the service first used or published it' }),
+    notBefore: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When it began signing checkpoints here; null for a key only published (retired before this service’s records)',
+    }),
+    notAfter: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When a newer key took over: it signs nothing from then on; null for the current key',
+    }),
   }),
 });
 

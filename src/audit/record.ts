@@ -47,6 +47,9 @@ function executionEnded(): void {
   if (--executions === 0) scope.disable();
 }
 
+/** The request id of the GraphQL execution running in this async context, if any (tests count a request's own SQL by it). */
+export const currentRequestId = (): string | undefined => scope.getStore()?.requestId;
+
 /** Whether async_hooks are on for the audit scope (tests: off between executions). */
 export const auditScopeActive = () => executions > 0;
 

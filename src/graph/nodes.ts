@@ -9,6 +9,7 @@ import type { Context } from '../context.js';
 import { AppError, notFound, validationFailed } from '../errors.js';
 import type { Role } from '../generated/prisma/client.js';
 import { apiKeySelect } from '../keys/service.js';
+import { INVITATION_SELECT } from '../organizations/invitations.js';
 import { MEMBER_SELECT } from '../organizations/members.js';
 import { receiptWindows, type ReceiptWindow } from '../receipts/ids.js';
 import { readScansById } from '../scanner/service.js';
@@ -113,6 +114,13 @@ export const NODE_SOURCES: Record<string, NodeSource> = {
     ownerColumn: 'user_id',
     owner: { user: true },
     read: (prisma, ids) => prisma.notification.findMany({ where: { id: { in: ids } } }),
+  },
+  // The invitee's own (their pending invitations); Owners see their organization's through Organization.invitations.
+  Invitation: {
+    table: 'invitations',
+    ownerColumn: 'user_id',
+    owner: { user: true },
+    read: (prisma, ids) => prisma.invitation.findMany({ where: { id: { in: ids } }, select: INVITATION_SELECT }),
   },
   User: {
     table: 'users',

@@ -83,9 +83,12 @@ async function waitingBatches(tx: Connection, projectId: string, capacity: numbe
  * Either all of it commits or none of it: a receipt is waiting or sealed, never both, never neither (it is queued
  * once, in the transaction that stores it, and leaves the queue in the one that seals it).
  * Returns the checkpoint and whether receipts beyond MAX_LEAVES still wait; null when nothing was waiting,
- * 'busy' when another sealer holds the project.
+ * 'busy' when another sealer holds the project, 'retired' when a newer key took over from this instance's.
  */
-export async function sealProject(services: Services, projectId: string): Promise<{ checkpoint: SignedCheckpoint; more: boolean } | null | 'busy'> {
+export async function sealProject(
+  services: Services,
+  projectId: string,
+): Promise<{ checkpoint: SignedCheckpoint; more: boolean } | null | 'busy' | 'retired'> {
   const signer = ledgerSigner(services);
   await services.db.query('INSERT INTO ledger_heads (project_id) VALUES ($1) ON CONFLICT (project_id) DO NOTHING', [projectId]);
   const sealed = await services.db.transaction(async (tx) => {
@@ -94,6 +97,13 @@ export async function sealProject(services: Services, projectId: string): Promis
       [projectId],
     );
     if (!head) return 'busy' as const;
+    // The key's validity, held (FOR KEY SHARE) while signing: a newer key recorded meanwhile waits for this
+    // transaction, then begins after this checkpoint (src/ledger/keys.ts). A retired key signs nothing.
+    const [key] = await tx.query<{ not_before: Date | string | null; not_after: Date | string | null }>(
+      'SELECT not_before, not_after FROM ledger_keys WHERE id = $1 FOR KEY SHARE',
+      [signer.keyId],
+    );
+    if (!key || key.not_before === null || key.not_after !== null) return 'retired' as const;
     const legacyRows = await tx.query<{ receipt_id: string; receipt_created_at: string; leaf_hash: Uint8Array | null }>(LEGACY_WAITING_SQL, [
       projectId,
       MAX_LEAVES,
@@ -124,7 +134,8 @@ export async function sealProject(services: Services, projectId: string): Promis
       count: waiting.length,
       firstReceiptId: waiting[0]!.id,
       lastReceiptId: waiting.at(-1)!.id,
-      createdAt: services.now().toISOString(),
+      // Never before the key's validity began (a clock behind the instance that began it).
+      createdAt: new Date(Math.max(services.now().getTime(), new Date(key.not_before).getTime())).toISOString(),
     };
     const checkpoint: SignedCheckpoint = { ...body, keyId: signer.keyId, signature: signer.sign(checkpointMessage(body)) };
     const hash = checkpointHash(body);
@@ -162,7 +173,7 @@ export async function sealProject(services: Services, projectId: string): Promis
     const queued = await tx.query(event.sql, event.params);
     return { checkpoint, more, queued: queued.length > 0 };
   });
-  if (sealed === null || sealed === 'busy') return sealed;
+  if (sealed === null || sealed === 'busy' || sealed === 'retired') return sealed;
   if (sealed.queued) wakeWebhookWorker();
   return { checkpoint: sealed.checkpoint, more: sealed.more };
 }
@@ -177,6 +188,13 @@ export async function sealDue(services: Services): Promise<SignedCheckpoint[]> {
     try {
       for (;;) {
         const sealed = await sealProject(services, projectId);
+        if (sealed === 'retired') {
+          services.logger.error(
+            { keyId: ledgerSigner(services).keyId },
+            'ledger: this instance signs with a retired key (a newer one took over): it seals nothing until it is given the current key',
+          );
+          return made;
+        }
         if (sealed === null || sealed === 'busy') break;
         made.push(sealed.checkpoint);
         if (!sealed.more) break;

@@ -78,7 +78,9 @@ export async function receiptWindows(db: Database, ids: readonly string[]): Prom
     if (time === null) {
       if (old.otherIds) windows.push({ id, from: clamp(EARLIEST), to: clamp(old.before - 1) });
     } else if (time - old.skewMs >= old.before) {
-      windows.push({ id, from: new Date(time), to: new Date(time) });
+      // A uuidv7 carries 48 bits of milliseconds (to the year 10889): past what the database holds no receipt was
+      // written, and such a Date would reach the database as text it refuses (`+010889-…`), failing the request.
+      if (time <= LATEST) windows.push({ id, from: new Date(time), to: new Date(time) });
     } else {
       windows.push({ id, from: clamp(time - old.skewMs), to: clamp(time + old.skewMs) });
     }

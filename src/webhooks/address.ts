@@ -7,6 +7,20 @@ import ipaddr from 'ipaddr.js';
 const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
 
 /**
+ * Cloud platforms' own hosts at public unicast addresses, which answer only from inside that cloud and so reach
+ * the platform, not the internet (docs/security.md lists each with its source). Their metadata services at
+ * 169.254.169.254, fd00:ec2::254, 100.100.100.200 or 192.0.0.192 are already special-purpose ranges below.
+ */
+export const CLOUD_PLATFORM_HOSTS = [
+  // Azure's WireServer: DNS, DHCP, VM agent, health probes (learn.microsoft.com, "What is IP address 168.63.129.16?").
+  ipaddr.parseCIDR('168.63.129.16/32'),
+  // IBM Cloud's service network (DNS resolvers 161.26.0.10/.11, NTP, provisioning) and its private cloud
+  // service endpoints (cloud.ibm.com, "IBM Cloud IP ranges").
+  ipaddr.parseCIDR('161.26.0.0/16'),
+  ipaddr.parseCIDR('166.8.0.0/14'),
+];
+
+/**
  * The SSRF guard, in every environment: a webhook may only reach public unicast
  * addresses. ipaddr.js classifies an address into its IANA special-purpose
  * range; everything but plain `unicast` is refused: loopback (127/8, ::1),
@@ -18,13 +32,15 @@ const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
  * IPv4 address (IPv4-mapped addresses are unwrapped and checked as IPv4;
  * IPv4-compatible, NAT64, 6to4 and Teredo are refused outright). Decimal and hex
  * hosts (`http://2852039166/`, `0xa9fea9fe`) reach us already written as dotted IPv4 by
- * the URL parser. `allowLoopback` (development only) lets 127/8 and ::1 through.
+ * the URL parser. Public unicast addresses that are a cloud platform's own (CLOUD_PLATFORM_HOSTS) are refused too. `allowLoopback` (development only) lets 127/8 and ::1 through.
  */
 export function isAllowedAddress(address: string, allowLoopback = false): boolean {
   if (!ipaddr.isValid(address)) return false;
   const parsed = ipaddr.parse(address);
   if (parsed.kind() === 'ipv6' && parsed.match(IPV4_COMPATIBLE) && !['::', '::1'].includes(parsed.toString())) return false;
-  const range = ipaddr.process(address).range();
+  const plain = ipaddr.process(address);
+  const range = plain.range();
+  if (range === 'unicast' && plain.kind() === 'ipv4' && CLOUD_PLATFORM_HOSTS.some((cidr) => plain.match(cidr))) return false;
   return range === 'unicast' || (allowLoopback && range === 'loopback');
 }
 

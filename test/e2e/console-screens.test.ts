@@ -535,21 +535,33 @@ describe('billing', () => {
 });
 
 describe('members', () => {
-  it('the Owner adds a member, changes a role, meets the last-Owner rule in words, and removes a member', async () => {
+  it('the Owner invites a member who accepts, changes a role, meets the last-Owner rule in words, and removes a member', async () => {
     const newcomer = await operator(server, 'Newcomer');
     const owner = await signedIn(browser, serviceUrl, t.owner);
     const { page } = owner;
     await openScreen(page, serviceUrl, orgPath('members'), 'Members');
-    const addForm = page.getByRole('form', { name: 'Add a member' });
+    const addForm = page.getByRole('form', { name: 'Invite a member' });
     await addForm.getByLabel(/^E-mail/).fill('nobody-registered@example.com');
-    await page.getByRole('button', { name: 'Add member' }).click();
-    await page.getByRole('alert').filter({ hasText: 'The member could not be added' }).waitFor();
+    await page.getByRole('button', { name: 'Invite', exact: true }).click();
+    await page.getByRole('alert').filter({ hasText: 'The invitation could not be sent' }).waitFor();
     await addForm.getByLabel(/^E-mail/).fill(newcomer.email);
     await addForm.getByRole('combobox').selectOption('ADMIN');
-    await page.getByRole('button', { name: 'Add member' }).click();
-    await page.getByText(`${newcomer.email} added as Admin.`).waitFor();
-    await page.getByRole('cell', { name: newcomer.email }).waitFor();
+    await page.getByRole('button', { name: 'Invite', exact: true }).click();
+    await page.getByText(`${newcomer.email} is invited as Admin: they become a member when they accept.`).waitFor();
+    // Pending, not a member: listed under Pending invitations only.
+    await page.getByRole('table', { name: 'Pending invitations' }).getByRole('cell', { name: newcomer.email }).waitFor();
+    expect(await server.services.db.query('SELECT 1 FROM memberships WHERE user_id = $1', [newcomer.id])).toEqual([]);
 
+    // The invitee accepts above their inbox.
+    const invitee = await signedIn(browser, serviceUrl, newcomer);
+    await openScreen(invitee.page, serviceUrl, '/notifications', 'Notifications');
+    await invitee.page.getByRole('button', { name: `Accept the invitation to ${t.org.name}` }).click();
+    await invitee.page.getByText(`You are now a member of ${t.org.name}.`).waitFor();
+    expect(invitee.errors).toEqual([]);
+    await invitee.close();
+
+    await page.reload();
+    await page.getByRole('table', { name: 'Members' }).getByRole('cell', { name: newcomer.email }).waitFor();
     await page.getByLabel('Role of Newcomer').selectOption('VIEWER');
     await page.getByRole('button', { name: 'Save role of Newcomer' }).click();
     await expect.poll(async () => (await server.services.db.query<{ role: string }>('SELECT role FROM memberships WHERE user_id = $1', [newcomer.id]))[0]?.role).toBe('VIEWER');

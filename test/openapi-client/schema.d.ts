@@ -1410,6 +1410,10 @@ export interface components {
                 use: "sig";
                 /** @description When the service first used or published it */
                 createdAt: string;
+                /** @description When it began signing checkpoints here; null for a key only published (retired before this service’s records) */
+                notBefore: string | null;
+                /** @description When a newer key took over: a checkpoint it signed at or after this time is not genuine; null for the current key */
+                notAfter: string | null;
             }[];
         };
         Webhook: {
@@ -1498,7 +1502,7 @@ export interface components {
                 via: string | null;
             };
             /** @enum {string} */
-            action: "organization.created" | "project.created" | "project.updated" | "consent.category_created" | "consent.category_updated" | "consent.category_deleted" | "consent.purpose_created" | "consent.purpose_updated" | "consent.purpose_deleted" | "consent.notice_updated" | "consent.draft_replaced" | "consent.experience_updated" | "consent.published" | "api_key.created" | "api_key.revoked" | "allowed_origins.updated" | "webhook.created" | "webhook.updated" | "webhook.secret_rotated" | "webhook.tested" | "scan.started" | "scan.schedule_updated" | "ledger.settings_updated" | "member.added" | "member.role_changed" | "member.removed" | "member.left" | "billing.trial_started" | "billing.checkout_started" | "billing.subscription_canceled" | "account.password_changed";
+            action: "organization.created" | "project.created" | "project.updated" | "consent.category_created" | "consent.category_updated" | "consent.category_deleted" | "consent.purpose_created" | "consent.purpose_updated" | "consent.purpose_deleted" | "consent.notice_updated" | "consent.draft_replaced" | "consent.experience_updated" | "consent.published" | "api_key.created" | "api_key.revoked" | "allowed_origins.updated" | "webhook.created" | "webhook.updated" | "webhook.secret_rotated" | "webhook.tested" | "scan.started" | "scan.schedule_updated" | "ledger.settings_updated" | "member.invited" | "member.invitation_declined" | "member.invitation_cancelled" | "member.added" | "member.role_changed" | "member.removed" | "member.left" | "billing.trial_started" | "billing.checkout_started" | "billing.subscription_canceled" | "account.password_changed";
             target: {
                 type: string;
                 id: string;
@@ -2178,6 +2182,15 @@ export interface operations {
             };
             /** @description payload_too_large: the body is over the route’s limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: the user created RATE_LIMIT_ORGANIZATIONS_PER_HOUR (20) organizations this hour (Retry-After, X-RateLimit-*) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5610,7 +5623,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Enough to check the receipt without the service: SHA-256(0x00 || canonical JSON of `receipt`) is `proof.leafHash`; folding it with `path` (RFC 9162 2.1.3.2) gives `checkpoint.root`; the signature verifies with the published key (`npx consent-verify --proof <file>`, docs/ledger.md) */
+            /** @description Enough to check the receipt without the service: SHA-256(0x00 || canonical JSON of `receipt`) is `proof.leafHash`; folding it with `path` (RFC 9162 2.1.3.2) gives `checkpoint.root`; the signature verifies with the published key (`npx consent-verify --proof <file> --keys <keys you kept>`, docs/ledger.md) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -6985,7 +6998,7 @@ export interface operations {
                 /** @description nextCursor of the previous page */
                 cursor?: string;
                 projectId?: string;
-                action?: "organization.created" | "project.created" | "project.updated" | "consent.category_created" | "consent.category_updated" | "consent.category_deleted" | "consent.purpose_created" | "consent.purpose_updated" | "consent.purpose_deleted" | "consent.notice_updated" | "consent.draft_replaced" | "consent.experience_updated" | "consent.published" | "api_key.created" | "api_key.revoked" | "allowed_origins.updated" | "webhook.created" | "webhook.updated" | "webhook.secret_rotated" | "webhook.tested" | "scan.started" | "scan.schedule_updated" | "ledger.settings_updated" | "member.added" | "member.role_changed" | "member.removed" | "member.left" | "billing.trial_started" | "billing.checkout_started" | "billing.subscription_canceled" | "account.password_changed";
+                action?: "organization.created" | "project.created" | "project.updated" | "consent.category_created" | "consent.category_updated" | "consent.category_deleted" | "consent.purpose_created" | "consent.purpose_updated" | "consent.purpose_deleted" | "consent.notice_updated" | "consent.draft_replaced" | "consent.experience_updated" | "consent.published" | "api_key.created" | "api_key.revoked" | "allowed_origins.updated" | "webhook.created" | "webhook.updated" | "webhook.secret_rotated" | "webhook.tested" | "scan.started" | "scan.schedule_updated" | "ledger.settings_updated" | "member.invited" | "member.invitation_declined" | "member.invitation_cancelled" | "member.added" | "member.role_changed" | "member.removed" | "member.left" | "billing.trial_started" | "billing.checkout_started" | "billing.subscription_canceled" | "account.password_changed";
                 /** @description json (default) or csv */
                 format?: "json" | "csv";
             };

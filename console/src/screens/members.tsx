@@ -5,7 +5,14 @@ import { TableBox } from '../components/table-box';
 import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { Empty, ErrorState, QueryState } from '../components/states';
-import { AddMemberDocument, ChangeMemberRoleDocument, MembersDocument, RemoveMemberDocument, type MembersQuery } from '../graphql/generated';
+import {
+  AddMemberDocument,
+  CancelInvitationDocument,
+  ChangeMemberRoleDocument,
+  MembersDocument,
+  RemoveMemberDocument,
+  type MembersQuery,
+} from '../graphql/generated';
 import { useCan, useProjectContext, type Role } from '../lib/context';
 import type { ScreenProps } from '../lib/screen';
 import { ConfirmDialog } from './parts/confirm';
@@ -13,6 +20,7 @@ import { formatDateTime } from './parts/format';
 import './parts/screens.css';
 
 type Member = NonNullable<MembersQuery['organization']['members']>[number];
+type Invitation = NonNullable<MembersQuery['organization']['invitations']>[number];
 
 export const ROLES: { value: Role; label: string; says: string }[] = [
   { value: 'OWNER', label: 'Owner', says: 'everything, plus billing, keys, webhook secret and members' },
@@ -92,6 +100,9 @@ export default function Members({ params }: ScreenProps) {
           </TableBox>
         )}
       </QueryState>
+      {result.data?.organization.invitations?.length ? (
+        <PendingInvitations orgId={orgId} invitations={result.data.organization.invitations} canCancel={isOwner} />
+      ) : null}
       <ConfirmDialog
         open={!!removing}
         title={`Remove ${removing?.name || removing?.email}?`}
@@ -157,13 +168,14 @@ function AddMember({ orgId }: { orgId: string }) {
     setStatus('');
     const done = await add({ organizationId: orgId, email: email.trim(), role });
     if (done.data) {
-      setStatus(`${done.data.addMember.member.email} added as ${roleLabel(done.data.addMember.member.role)}.`);
+      const { invitation } = done.data.addMember;
+      setStatus(`${invitation.email} is invited as ${roleLabel(invitation.role)}: they become a member when they accept.`);
       setEmail('');
     }
   };
   return (
     <form className="inline-form" onSubmit={submit} aria-labelledby="add-member-title">
-      <h2 id="add-member-title">Add a member</h2>
+      <h2 id="add-member-title">Invite a member</h2>
       <label>
         E-mail <small>of someone who has signed up</small>
         <input type="email" value={email} onChange={(e) => setEmail(e.target.value)} required autoComplete="off" />
@@ -179,10 +191,56 @@ function AddMember({ orgId }: { orgId: string }) {
         </select>
       </label>
       <button type="submit" className="primary" disabled={state.fetching || !email.trim()}>
-        {state.fetching ? 'Adding…' : 'Add member'}
+        {state.fetching ? 'Inviting…' : 'Invite'}
       </button>
       <span role="status">{status}</span>
-      <ErrorState title="The member could not be added" error={state.error} />
+      <ErrorState title="The invitation could not be sent" error={state.error} />
     </form>
+  );
+}
+
+/** Invitations not yet answered: the invitee is not a member until they accept; an Owner may withdraw one. */
+function PendingInvitations({ orgId, invitations, canCancel }: { orgId: string; invitations: Invitation[]; canCancel: boolean }) {
+  const [state, cancel] = useMutation(CancelInvitationDocument);
+  return (
+    <section aria-labelledby="pending-invitations-title">
+      <h2 id="pending-invitations-title">Pending invitations</h2>
+      <TableBox>
+        <table>
+          <caption className="visually-hidden">Pending invitations</caption>
+          <thead>
+            <tr>
+              <th scope="col">E-mail</th>
+              <th scope="col">Role</th>
+              <th scope="col">Invited by</th>
+              <th scope="col">Sent</th>
+              {canCancel && (
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              )}
+            </tr>
+          </thead>
+          <tbody>
+            {invitations.map((i) => (
+              <tr key={i.id}>
+                <td>{i.email}</td>
+                <td>{roleLabel(i.role)}</td>
+                <td>{i.invitedByEmail}</td>
+                <td className="nowrap">{formatDateTime(i.createdAt)}</td>
+                {canCancel && (
+                  <td>
+                    <button type="button" aria-label={`Withdraw the invitation of ${i.email}`} disabled={state.fetching} onClick={() => cancel({ organizationId: orgId, id: i.id })}>
+                      Withdraw
+                    </button>
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableBox>
+      <ErrorState title="The invitation could not be withdrawn" error={state.error} />
+    </section>
   );
 }

@@ -5,6 +5,9 @@ import { useMutation, useQuery } from 'urql';
 import { Link } from 'wouter';
 import { Empty, ErrorState, QueryState } from '../components/states';
 import {
+  AcceptInvitationDocument,
+  DeclineInvitationDocument,
+  MyInvitationsDocument,
   MarkAllNotificationsReadDocument,
   MarkNotificationReadDocument,
   NotificationsDocument,
@@ -27,6 +30,8 @@ const PRODUCTS = [
 export function consoleLink(n: Pick<Notification, 'link' | 'type' | 'organizationId' | 'projectId'>): string | null {
   const org = n.organizationId;
   if (!org) return null;
+  // Not a member yet: the invitation is answered here, above the inbox.
+  if (n.type === 'organization.invitation') return paths.notifications;
   if (n.type.startsWith('billing.')) return paths.orgScreen(org, 'billing');
   if (!n.projectId) return paths.organization(org);
   const screen =
@@ -57,6 +62,7 @@ export default function Notifications(_props: ScreenProps) {
         <h1 id="screen-title">Notifications</h1>
         {unread > 0 && <span className="badge">{unread} unread</span>}
       </div>
+      <Invitations />
       <div className="filters" role="group" aria-label="Filter notifications">
         <label>
           Show
@@ -126,5 +132,61 @@ function NotificationItem({ notification: n }: { notification: Notification }) {
       )}
       <ErrorState title="Could not mark it read" error={state.error} />
     </li>
+  );
+}
+
+/**
+ * Invitations waiting for the signed-in user's answer: an Owner's addMember makes nobody a member until they
+ * accept here (docs/console.md); declining deletes it. Shown only when there is one.
+ */
+function Invitations() {
+  const [result] = useQuery({ query: MyInvitationsDocument, requestPolicy: 'cache-and-network' });
+  const [acceptState, accept] = useMutation(AcceptInvitationDocument);
+  const [declineState, decline] = useMutation(DeclineInvitationDocument);
+  const [status, setStatus] = useState('');
+  const invitations = result.data?.invitations ?? [];
+  if (!invitations.length && !status) return null;
+  const busy = acceptState.fetching || declineState.fetching;
+  return (
+    <section aria-labelledby="invitations-title" className="invitations">
+      <h2 id="invitations-title">Invitations</h2>
+      <ul>
+        {invitations.map((i) => (
+          <li key={i.id}>
+            <p>
+              <strong>{i.invitedByName}</strong> ({i.invitedByEmail}) invites you to <strong>{i.organizationName}</strong> as {i.role}.{' '}
+              <small>{formatDateTime(i.createdAt)}</small>
+            </p>
+            <div className="row">
+              <button
+                type="button"
+                className="primary"
+                disabled={busy}
+                aria-label={`Accept the invitation to ${i.organizationName}`}
+                onClick={async () => {
+                  const done = await accept({ id: i.id });
+                  if (!done.error) setStatus(`You are now a member of ${i.organizationName}.`);
+                }}
+              >
+                Accept
+              </button>
+              <button
+                type="button"
+                disabled={busy}
+                aria-label={`Decline the invitation to ${i.organizationName}`}
+                onClick={async () => {
+                  const done = await decline({ id: i.id });
+                  if (!done.error) setStatus(`Invitation to ${i.organizationName} declined.`);
+                }}
+              >
+                Decline
+              </button>
+            </div>
+          </li>
+        ))}
+      </ul>
+      <span role="status">{status}</span>
+      <ErrorState title="The invitation could not be answered" error={acceptState.error ?? declineState.error} />
+    </section>
   );
 }

@@ -29,7 +29,15 @@ export const screensMutationUpdates: Record<string, UpdateResolver> = {
   startTrial: (_r, args, cache) => cache.invalidate(organization(args), 'billing'),
   cancelSubscription: (_r, args, cache) => cache.invalidate(organization(args), 'billing'),
   // members: the list, and the shell's role (an Owner may have changed their own)
-  addMember: (_r, args, cache) => cache.invalidate(organization(args), 'members'),
+  // members: an addition is an invitation until the invitee accepts
+  addMember: (_r, args, cache) => cache.invalidate(organization(args), 'invitations'),
+  cancelInvitation: (_r, args, cache) => cache.invalidate(organization(args), 'invitations'),
+  // the invitee's answer: their list, and on accepting the shell's organizations
+  acceptInvitation: (_r, _args, cache) => {
+    cache.invalidate('Query', 'invitations');
+    cache.invalidate('Query', 'me');
+  },
+  declineInvitation: (_r, _args, cache) => cache.invalidate('Query', 'invitations'),
   changeMemberRole: (_r, args, cache) => {
     cache.invalidate(organization(args), 'members');
     cache.invalidate('Query', 'me');
