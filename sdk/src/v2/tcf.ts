@@ -224,7 +224,6 @@ const mount: MountTcf = async (consent, changed, onError, coreUi) => {
     }
     l = await vendorList();
     gvl = gvlOf(l);
-    current = encode(gvl, settings, choiceOf(l, settings, false), config.locale);
     // Transparency shown: legitimate interests established, no consent (CMP API, eventStatus cmpuishown).
     const shown = encode(gvl, settings, { ...choiceOf(l, settings, false), legInt: ids(l.purposes), vendorLegInt: ids(l.vendors) }, config.locale);
     cmp.update(shown.tcString, true);
