@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { GppModel } from '@iabgpp/cmpapi';
 import { TCString } from '@iabtechlabtcf/core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -223,6 +224,25 @@ describe('IAB TCF in the browser', () => {
     // Google Consent Mode's update from purposeMap.
     const update = await page.evaluate(() => ((window as unknown as { dataLayer: unknown[][] }).dataLayer || []).filter((a) => a[0] === 'consent' && a[1] === 'update').map((a) => a[2]));
     expect(update.at(-1)).toMatchObject({ ad_storage: 'granted', analytics_storage: 'granted' });
+
+    // `__gpp` on the TCF page: the tcfeuv2 section holds the same decision (decoded by the IAB's GPP library).
+    const gppPing = async () =>
+      page.evaluate(() => new Promise<{ gppString?: string; signalStatus?: string; applicableSections?: number[] } | null>((done) => {
+        const gpp = (window as unknown as { __gpp?: (c: string, cb: (p: unknown) => void) => void }).__gpp;
+        if (!gpp) return done(null);
+        gpp('ping', (p) => done(p as { gppString: string }));
+      }));
+    await expect.poll(async () => (await gppPing())?.gppString?.length ?? 0).toBeGreaterThan(0);
+    await expect.poll(async () => {
+      const gpp = new GppModel((await gppPing())!.gppString!);
+      return gpp.getFieldValue('tcfeuv2', 'PurposeConsents')?.filter(Boolean).length;
+    }).toBe(11);
+    const ping = (await gppPing())!;
+    expect(ping).toMatchObject({ signalStatus: 'ready', applicableSections: [2] });
+    const gppModel = new GppModel(ping.gppString!);
+    expect(gppModel.getFieldValue('tcfeuv2', 'CmpId')).toBe(CMP_ID);
+    expect(gppModel.getFieldValue('tcfeuv2', 'VendorListVersion')).toBe(1);
+    expect(gppModel.getFieldValue('tcfeuv2', 'VendorsDisclosed')).toEqual([1, 2, 3]);
 
     // The ad in a cross-origin iframe reached the CMP through the locator frame, before and after the decision.
     const frame = page.frames().find((f) => f.url().startsWith(adsOrigin))!;

@@ -7,6 +7,7 @@
 import { CmpApi } from '@iabtechlabtcf/cmpapi';
 import { GVL, PurposeRestriction, RestrictionType, Segment, TCModel, TCString } from '@iabtechlabtcf/core';
 import type { Purpose, ReceiptBody, TcfSettings } from './api';
+import type { GppApi } from './gpp';
 import { read, write, type Consent } from './consent';
 import type { ConsentError } from './public';
 import { STYLES } from './styles';
@@ -148,6 +149,24 @@ export function stillValid(tcString: string, settings: TcfSettings, days: number
   }
 }
 
+// gpp.js beside this file (the service's /sdk/v2/), for `__gpp` with the tcfeuv2 section.
+const GPP_FILE = new URL('gpp.js', (document.currentScript as HTMLScriptElement | null)?.src || location.href).href;
+let gppLoading: Promise<GppApi | undefined> | undefined;
+
+/** `__gpp` on TCF pages: the tcfeuv2 section holds the TC string `__tcfapi` answers with (GPP's IAB TCF EU section). */
+function publishGpp(tcString: string, shown: boolean) {
+  const g = window as unknown as { ConsentGpp?: GppApi };
+  gppLoading ||= g.ConsentGpp
+    ? Promise.resolve(g.ConsentGpp)
+    : new Promise((resolve) => {
+        const s = document.createElement('script');
+        s.src = GPP_FILE;
+        s.onload = s.onerror = () => resolve(g.ConsentGpp);
+        document.head.append(s);
+      });
+  gppLoading.then((gpp) => gpp?.publishTcf(tcString, shown)).catch(() => {});
+}
+
 type Tcfapi = (command?: string, version?: unknown, callback?: (value: unknown, success: boolean) => void, parameter?: unknown) => unknown;
 const w = window as unknown as { __tcfapi?: Tcfapi };
 
@@ -218,6 +237,7 @@ const mount: MountTcf = async (consent, changed, onError, coreUi) => {
   try {
     if (current) {
       cmp.update(current.tcString, false);
+      publishGpp(current.tcString, false);
       // The banner is not shown: the vendor list is loaded for the second layer and getVendorList only.
       vendorList().catch(() => {});
       return ui(false);
@@ -227,6 +247,7 @@ const mount: MountTcf = async (consent, changed, onError, coreUi) => {
     // Transparency shown: legitimate interests established, no consent (CMP API, eventStatus cmpuishown).
     const shown = encode(gvl, settings, { ...choiceOf(l, settings, false), legInt: ids(l.purposes), vendorLegInt: ids(l.vendors) }, config.locale);
     cmp.update(shown.tcString, true);
+    publishGpp(shown.tcString, true);
     current = shown;
     return ui(true);
   } catch (err) {
@@ -244,6 +265,7 @@ const mount: MountTcf = async (consent, changed, onError, coreUi) => {
       current = pending;
       write(key, JSON.stringify(current));
       cmp.update(current.tcString, false);
+      publishGpp(current.tcString, false);
       changed();
     }, () => current && cmp.update(current.tcString, true), onError);
   }
