@@ -3,35 +3,18 @@
 // tcf.js took over, and from a cross-origin iframe through the `__tcfapiLocator` frame and postMessage. Every TC
 // string is decoded with the IAB's own @iabtechlabtcf/core.
 //
-// The service's TCF side (the `tcf` experience, the vendor-list route) is built on another branch: this file plays
-// the service on loopback with exactly the published shapes (the v2 config with `experience.tcf`, `GET
-// /api/sdk/v2/tcf/vendor-list`, the consent POST), from the shared GVL fixture in test/fixtures/tcf/.
-import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+// The service's TCF side (the `tcf` experience, the vendor-list route) is built on another branch: tcf-site.ts
+// plays the service on loopback with exactly the published shapes, from the shared GVL fixture in test/fixtures/tcf/.
 import { GppModel } from '@iabgpp/cmpapi';
 import { TCString } from '@iabtechlabtcf/core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { launchChromiumForSites } from './site-v2.js';
+import { CMP_ID, defaultPublished, startTcfSite, type Published, type TcfSite } from './tcf-site.js';
 
-const DIST = new URL('../../sdk/dist/v2/', import.meta.url);
-const fixture = (version: 1 | 2) => JSON.parse(readFileSync(new URL(`../fixtures/tcf/vendor-list-v${version}.json`, import.meta.url), 'utf8'));
-const CMP_ID = 123;
-const ATPS = [{ id: 39, name: 'Fixture Retargeting', policyUrl: 'https://atp39.example/privacy', domains: ['atp39.example'] }, { id: 89, name: 'Fixture Audience, Inc.', policyUrl: 'https://atp89.example/privacy', domains: ['atp89.example'] }];
-
-/** What the test's service publishes; each test sets it before its visit. */
-interface Published {
-  vendorListVersion: 1 | 2;
-  vendors: number[];
-  jurisdiction: { code: string; rule: string } | null;
-  mode: 'opt-in' | 'opt-out';
-  publisher: boolean;
-}
+let site: TcfSite;
 let published: Published;
 let receipts: Record<string, unknown>[];
-let server: Server;
-let serviceUrl: string;
 let siteOrigin: string;
 let adsOrigin: string;
 let browser: Browser;
@@ -39,125 +22,18 @@ let context: BrowserContext | undefined;
 let page: Page;
 let pageErrors: string[];
 
-const purpose = (key: string, required: boolean, sortOrder: number) => ({ id: key, key, name: key, description: `The ${key} purpose.`, required, categoryId: '', sortOrder });
-
-function config() {
-  return {
-    projectId: 'prj_tcf',
-    version: { id: 'ver_1', number: 1, publishedAt: '2026-11-27T00:00:00Z', contentHash: 'c' + published.vendorListVersion, consentHash: 'h1' },
-    locale: 'en',
-    locales: ['en'],
-    dir: 'ltr',
-    config: {
-      purposes: [purpose('essential', true, 0), purpose('ads', false, 1), purpose('measurement', false, 2), purpose('chat', false, 3)],
-      categories: [],
-      notice: { title: 'Your privacy at Acme', description: 'We and our partners use cookies.', acceptLabel: '', rejectLabel: '', manageLabel: '', companyName: 'Acme', logoUrl: '', primaryColor: '#1f4fd1' },
-    },
-    ui: { acceptAll: 'Accept all', rejectAll: 'Reject all', manage: 'Manage choices', saveChoices: 'Save choices', close: 'Close', alwaysOn: 'Always on', privacyPolicy: 'Privacy policy', saveFailed: 'Could not be saved', noticeOk: 'OK', doNotSell: 'Do Not Sell or Share My Personal Information', optOutHonored: 'Opt-Out Request Honored', gpcNote: '' },
-    experience: {
-      privacyPolicyUrl: 'https://www.acme.test/privacy',
-      reconsentAfterDays: 0,
-      gpc: { optOutPurposes: [] },
-      googleConsentMode: { enabled: true, signals: { ad_storage: ['ads'], ad_user_data: ['ads'], ad_personalization: ['ads'], analytics_storage: ['measurement'] } },
-      cookies: {},
-      theme: { colorScheme: 'light' },
-      tcf: {
-        enabled: true,
-        cmpId: CMP_ID,
-        cmpVersion: 3,
-        publisherCountryCode: 'DE',
-        vendors: published.vendors,
-        googleAtps: [39, 89],
-        specialFeatures: [1],
-        // Vendor 1 declares purpose 7 as legitimate interest, flexible: the operator requires consent.
-        restrictions: [{ purposeId: 7, vendorIds: [1], type: 'requireConsent' }],
-        publisher: published.publisher ? { purposes: [1, 3], legitimateInterests: [7] } : null,
-        purposeMap: { ads: [1, 3, 4], measurement: [1, 8] },
-        vendorListVersion: published.vendorListVersion,
-      },
-    },
-    jurisdiction: published.jurisdiction,
-    mode: published.mode,
-  };
-}
-
-function vendorList() {
-  const gvl = fixture(published.vendorListVersion);
-  const { vendorListVersion, tcfPolicyVersion, purposes, specialPurposes, features, specialFeatures, stacks, dataCategories } = gvl;
-  const vendors = Object.fromEntries(published.vendors.map((id) => [String(id), gvl.vendors[id]]));
-  return { vendorListVersion, tcfPolicyVersion, language: 'en', purposes, specialPurposes, features, specialFeatures, stacks, dataCategories, vendors, googleAtps: ATPS };
-}
-
-// An ad tag in the page's <head>, before consent.js: listens, pings and keeps what it hears.
-const AD_TAG = `window.tcfEvents = [];
-__tcfapi('ping', 2, function (p) { window.stubPing = p; });
-__tcfapi('addEventListener', 2, function (d, ok) { tcfEvents.push({ ok: ok, eventStatus: d.eventStatus, cmpStatus: d.cmpStatus, gdprApplies: d.gdprApplies, listenerId: d.listenerId, tcString: d.tcString, addtlConsent: d.addtlConsent }); });
-window.locatorAtStart = !!window.frames.__tcfapiLocator;`;
-
-// An ad in a cross-origin iframe, as the CMP API's own sample does it: find the frame named __tcfapiLocator
-// up the tree and postMessage to it.
-const FRAME = `<!doctype html><title>Ad</title><script>
-var f = window, cmp;
-while (f) { try { if (f.frames.__tcfapiLocator) { cmp = f; break; } } catch (e) {} if (f === top) break; f = f.parent; }
-var callbacks = {}, n = 0;
-function tcfapi(command, callback, parameter) {
-  var callId = 'c' + ++n; callbacks[callId] = callback;
-  cmp.postMessage({ __tcfapiCall: { command: command, version: 2, parameter: parameter, callId: callId } }, '*');
-}
-addEventListener('message', function (e) { var r = e.data && e.data.__tcfapiReturn; if (r && callbacks[r.callId]) callbacks[r.callId](r.returnValue, r.success); });
-window.found = !!cmp; window.frameEvents = [];
-tcfapi('ping', function (p) { window.framePing = p; });
-tcfapi('addEventListener', function (d, ok) { frameEvents.push({ ok: ok, eventStatus: d.eventStatus, tcString: d.tcString }); });
-</script>`;
-
-function sitePage() {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Acme news</title>
-<script src="${serviceUrl}/sdk/v2/stub.js" data-tcf></script>
-<script>${AD_TAG}</script>
-<script src="${serviceUrl}/sdk/v2/consent.js"></script>
-<script>ConsentSDK.init({ publicKey: 'pk_live_tcf', apiBaseUrl: '${serviceUrl}', onError: function (e) { (window.sdkErrors = window.sdkErrors || []).push(e.code); } }).then(function (c) { window.consent = c; });</script>
-</head><body><h1>News</h1><iframe title="Ad" src="${adsOrigin}/frame" width="300" height="100"></iframe></body></html>`;
-}
-
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://x');
-    const host = req.headers.host ?? '';
-    const cors = { 'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Headers': 'Authorization, Content-Type', 'Access-Control-Allow-Methods': 'GET, POST' };
-    const json = (status: number, body: unknown) => res.writeHead(status, { ...cors, 'Content-Type': 'application/json' }).end(JSON.stringify(body));
-    if (host.startsWith('www.acme.test')) return void res.writeHead(200, { 'Content-Type': 'text/html' }).end(sitePage());
-    if (host.startsWith('ads.acme.test')) return void res.writeHead(200, { 'Content-Type': 'text/html' }).end(FRAME);
-    if (req.method === 'OPTIONS') return void res.writeHead(204, cors).end();
-    if (url.pathname.startsWith('/sdk/v2/')) {
-      return void res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(readFileSync(new URL(url.pathname.slice('/sdk/v2/'.length), DIST)));
-    }
-    if (url.pathname === '/api/sdk/v2/config') return json(200, config());
-    if (url.pathname === '/api/sdk/v2/tcf/vendor-list') return json(200, vendorList());
-    if (url.pathname === '/api/sdk/v1/consent' && req.method === 'POST') {
-      let body = '';
-      req.on('data', (chunk) => (body += chunk));
-      req.on('end', () => {
-        receipts.push(JSON.parse(body));
-        json(201, { receiptId: 'rcp_' + receipts.length, createdAt: new Date().toISOString() });
-      });
-      return;
-    }
-    json(404, { error: 'not found', code: 'not_found' });
-  });
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const port = (server.address() as AddressInfo).port;
-  serviceUrl = `http://127.0.0.1:${port}`;
-  siteOrigin = `http://www.acme.test:${port}`;
-  adsOrigin = `http://ads.acme.test:${port}`;
+  site = await startTcfSite();
+  ({ siteOrigin, adsOrigin } = site);
   browser = await launchChromiumForSites();
 });
 afterAll(async () => {
   await browser?.close();
-  await new Promise((done) => server?.close(done));
+  await site?.close();
 });
 beforeEach(async () => {
-  published = { vendorListVersion: 1, vendors: [1, 2, 3], jurisdiction: { code: 'DE', rule: 'eea' }, mode: 'opt-in', publisher: true };
-  receipts = [];
+  published = site.published = defaultPublished();
+  receipts = site.receipts = [];
   pageErrors = [];
   context = await browser.newContext();
   page = await context.newPage();
@@ -335,7 +211,7 @@ describe('IAB TCF in the browser', () => {
     await page.locator('[data-consent="accept-all"]').click();
     await waitForEvent('useractioncomplete');
 
-    published = { ...published, vendorListVersion: 2, vendors: [1, 2, 3, 4] };
+    published = site.published = { ...published, vendorListVersion: 2, vendors: [1, 2, 3, 4] };
     await visit();
     await waitForEvent('cmpuishown');
     expect((await events()).map((e) => e.eventStatus)).toEqual(['cmpuishown']);
@@ -348,7 +224,7 @@ describe('IAB TCF in the browser', () => {
   });
 
   it('outside the EEA, the UK and Switzerland: gdprApplies false, the project\u2019s normal banner', async () => {
-    published = { ...published, jurisdiction: { code: 'BR', rule: 'rest' } };
+    published = site.published = { ...published, jurisdiction: { code: 'BR', rule: 'rest' } };
     await visit();
     await page.waitForFunction(() => (window as unknown as { tcfEvents: unknown[] }).tcfEvents.length > 0);
     expect((await events())[0]).toMatchObject({ ok: true, gdprApplies: false });
@@ -360,7 +236,7 @@ describe('IAB TCF in the browser', () => {
   });
 
   it('an unknown location counts as GDPR applying', async () => {
-    published = { ...published, jurisdiction: null };
+    published = site.published = { ...published, jurisdiction: null };
     await visit();
     await waitForEvent('cmpuishown');
     expect((await events())[0]).toMatchObject({ gdprApplies: true });
