@@ -375,7 +375,8 @@ function tcfUi(consent: Consent, settings: TcfSettings, vendorList: () => Promis
   }
 
   async function secondLayer() {
-    reopened();
+    // Re-surfaced (a returning visitor's settings link): the CMP API's cmpuishown again. From the first layer: already said.
+    if (!view) reopened();
     const l = await vendorList();
     let m: TCModel | undefined;
     try {
