@@ -3,7 +3,8 @@
 // Prints the minified, gzipped and brotli sizes of SDK v1 (sdk/dist/consent.js, .mjs) and v2 (sdk/dist/v2/)
 // and, as anchors, of two well-known consent libraries. Exits 1 when v2's consent.js is over its budget
 // (8 KiB min+gzip, extensions.md section 4); missing anchors are only mentioned. v2/gpp.js (the IAB GPP API,
-// loaded only in opt-out jurisdictions, extensions.md section 6) is listed beside it, outside that budget.
+// loaded only in opt-out jurisdictions, extensions.md section 6) is listed beside it, outside that budget;
+// v2/stub.js (at most 1 KiB) and v2/tcf.js (at most 24 KiB), the IAB TCF files of section 11, each have their own.
 // The anchors are not dependencies of the project; fetch their npm tarballs into a scratch folder and name it:
 //   mkdir -p /tmp/anchors && (cd /tmp/anchors && npm pack vanilla-cookieconsent klaro)
 //   node bench/sdk-budget.mjs --anchors /tmp/anchors
@@ -16,6 +17,8 @@ import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 
 const BUDGET = 8 * 1024; // bytes of v2 consent.js, minified and gzipped, everything included
+// extensions.md section 11: stub.js (loaded synchronously before the core on TCF pages) and tcf.js (the TCF CMP).
+const BUDGETS = { 'v2/stub.js': 1024, 'v2/tcf.js': 24 * 1024 };
 const root = fileURLToPath(new URL('..', import.meta.url));
 const require = createRequire(join(root, 'package.json'));
 
@@ -25,7 +28,7 @@ const sizes = (file) => {
 };
 const rows = [];
 
-for (const name of ['v2/consent.js', 'v2/consent.mjs', 'v2/gpp.js', 'consent.js', 'consent.mjs']) {
+for (const name of ['v2/consent.js', 'v2/consent.mjs', 'v2/gpp.js', 'v2/stub.js', 'v2/tcf.js', 'consent.js', 'consent.mjs']) {
   const file = join(root, 'sdk/dist', name);
   if (!existsSync(file)) {
     console.error(`${file} is missing: build it first with npx rollup -c sdk/rollup.config.mjs`);
@@ -87,8 +90,15 @@ if (missing.length) {
 
 const gpp = rows[2];
 console.log(`\nv2 gpp.js (opt-out jurisdictions only, loaded after consent.js): ${gpp.gz} B gzipped (${gpp.br} B brotli)`);
+let over = false;
+for (const [name, budget] of Object.entries(BUDGETS)) {
+  const row = rows.find((r) => r.name.endsWith(' ' + name));
+  const line = `v2 ${name.slice(3)}: ${row.gz} B gzipped (${row.br} B brotli), budget ${budget} B`;
+  over ||= row.gz > budget;
+  console.log(row.gz > budget ? `OVER BUDGET ${line}` : `within budget: ${line}`);
+}
 const verdict = `v2 consent.js: ${sdk.gz} B gzipped (${sdk.br} B brotli), budget ${BUDGET} B`;
-if (sdk.gz > BUDGET) {
+if (sdk.gz > BUDGET || over) {
   console.error(`\nOVER BUDGET ${verdict}`);
   process.exit(1);
 }

@@ -6,6 +6,9 @@
 // v2 (served at /sdk/v2/, the npm package's main entry):
 //   dist/v2/consent.js, dist/v2/consent.mjs, dist/v2/index.d.ts + public.d.ts
 //   dist/v2/react.mjs + react.d.ts  the React hook (`@consent/sdk/react`), react left external
+//   dist/v2/stub.js  what must exist before the core (the `__tcfapi` stub with `data-tcf`), at most 1 KiB
+//   dist/v2/tcf.js  the IAB TCF CMP (CMP API, TC string, two-layer banner) with the IAB's @iabtechlabtcf/core
+//                   and cmpapi bundled in, global `ConsentTcf`; loaded by stub.js on TCF pages only, at most 24 KiB
 //   dist/v2/gpp.js  the IAB GPP CMP API (`__gpp`) with the IAB's @iabgpp/cmpapi bundled in, global
 //                   `ConsentGpp`; loaded by the core only in opt-out jurisdictions, outside its size budget
 import { readFileSync } from 'node:fs';
@@ -71,6 +74,17 @@ export default [
     input: here('./src/v2/gpp.ts'),
     plugins: [compile(), nodeResolve({ browser: true })],
     output: { file: here('./dist/v2/gpp.js'), format: 'iife', name: 'ConsentGpp', plugins: [minify(version)] },
+  },
+  {
+    input: here('./src/v2/stub.ts'),
+    plugins: [compile()],
+    output: { file: here('./dist/v2/stub.js'), format: 'iife', plugins: [minify(version)] },
+  },
+  {
+    input: here('./src/v2/tcf-entry.ts'),
+    plugins: [compile(), nodeResolve({ browser: true })],
+    onwarn: (warning, warn) => warning.code != 'CIRCULAR_DEPENDENCY' && warn(warning), // inside the IAB's library
+    output: { file: here('./dist/v2/tcf.js'), format: 'iife', name: 'ConsentTcf', exports: 'default', plugins: [minify(version)] },
   },
   {
     input: here('./src/v2/react.ts'),

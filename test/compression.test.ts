@@ -71,6 +71,8 @@ describe('SDK files', () => {
     ['/sdk/v2/consent.js', 'v2/consent.js', 'ConsentSDK'],
     ['/sdk/v2/consent.mjs', 'v2/consent.mjs', 'export'],
     ['/sdk/v2/gpp.js', 'v2/gpp.js', 'ConsentGpp'],
+    ['/sdk/v2/stub.js', 'v2/stub.js', '__tcfapiLocator'],
+    ['/sdk/v2/tcf.js', 'v2/tcf.js', 'ConsentTcf'],
   ] as const) {
     it(`${path}: brotli, gzip or the built bytes by Accept-Encoding, each revalidating with its own ETag`, async () => {
       const source = readFileSync(new URL(`../sdk/dist/${file}`, import.meta.url));

@@ -13,6 +13,8 @@ const WHAT: Record<string, string> = {
   'consent.js': 'classic script defining ConsentSDK',
   'consent.mjs': 'ES module exporting init',
   'gpp.js': "the IAB GPP CMP API (__gpp) on the IAB's @iabgpp/cmpapi, loaded by consent.js only in opt-out jurisdictions",
+  'stub.js': 'what tags before the SDK must find: with data-tcf, the IAB TCF __tcfapi stub and __tcfapiLocator frame; loaded synchronously before consent.js',
+  'tcf.js': "the IAB TCF v2.3 CMP (__tcfapi, TC and AC strings, two-layer banner) on the IAB's @iabtechlabtcf/core and cmpapi, loaded by stub.js on TCF pages",
 };
 
 function sdkFileRoute(version: 'v1' | 'v2', name: string): RouteDef {
@@ -52,4 +54,6 @@ function sdkFileRoute(version: 'v1' | 'v2', name: string): RouteDef {
 export const sdkFileRoutes: RouteDef[] = [
   ...['v1' as const, 'v2' as const].flatMap((version) => [sdkFileRoute(version, 'consent.js'), sdkFileRoute(version, 'consent.mjs')]),
   sdkFileRoute('v2', 'gpp.js'),
+  sdkFileRoute('v2', 'stub.js'),
+  sdkFileRoute('v2', 'tcf.js'),
 ];

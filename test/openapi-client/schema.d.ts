@@ -568,6 +568,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sdk/v2/stub.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The built browser SDK v2 (what tags before the SDK must find: with data-tcf, the IAB TCF __tcfapi stub and __tcfapiLocator frame; loaded synchronously before consent.js), brotli or gzip by Accept-Encoding (Vary: Accept-Encoding; an ETag per encoding) */
+        get: operations["getSdkV2StubJs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sdk/v2/tcf.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The built browser SDK v2 (the IAB TCF v2.3 CMP (__tcfapi, TC and AC strings, two-layer banner) on the IAB's @iabtechlabtcf/core and cmpapi, loaded by stub.js on TCF pages), brotli or gzip by Accept-Encoding (Vary: Accept-Encoding; an ETag per encoding) */
+        get: operations["getSdkV2TcfJs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/platform/projects/{projectId}/receipts": {
         parameters: {
             query?: never;
@@ -5040,6 +5074,132 @@ export interface operations {
         };
     };
     getSdkV2GppJs: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETag(s) of an earlier answer: 304 while one still matches */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description JavaScript */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description If-None-Match matched the ETag */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The SDK has not been built (npm run build:sdk) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                        /** @constant */
+                        code: "not_found";
+                    };
+                };
+            };
+            /** @description internal: an unexpected error (logged with the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or overloaded; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSdkV2StubJs: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETag(s) of an earlier answer: 304 while one still matches */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description JavaScript */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description If-None-Match matched the ETag */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The SDK has not been built (npm run build:sdk) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                        /** @constant */
+                        code: "not_found";
+                    };
+                };
+            };
+            /** @description internal: an unexpected error (logged with the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or overloaded; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSdkV2TcfJs: {
         parameters: {
             query?: never;
             header?: {

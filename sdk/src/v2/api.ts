@@ -16,6 +16,27 @@ export interface Experience {
   theme: { colorScheme: 'light' | 'dark' | 'auto'; borderRadius?: number };
   /** The operator's MSPA settings, written into the GPP string in opt-out jurisdictions (gpp.ts fills the defaults). */
   gpp?: GppSettings;
+  /** IAB TCF (extensions.md section 11): when enabled, tcf.js runs the CMP API and the two-layer banner. */
+  tcf?: TcfSettings;
+}
+
+export interface TcfSettings {
+  enabled: boolean;
+  /** The operator's IAB-registered CMP id. */
+  cmpId: number;
+  cmpVersion: number;
+  publisherCountryCode: string;
+  /** GVL vendor ids disclosed by this version. */
+  vendors: number[];
+  /** Google Additional Consent provider ids disclosed by this version. */
+  googleAtps: number[];
+  specialFeatures: number[];
+  restrictions: { purposeId: number; vendorIds: number[]; type: 'notAllowed' | 'requireConsent' | 'requireLegitimateInterest' }[];
+  publisher: { purposes: number[]; legitimateInterests: number[] } | null;
+  /** Draft purpose key → the TCF purposes that must all have consent for it to be granted. */
+  purposeMap: Record<string, number[]>;
+  /** The GVL version pinned at publishing, when the service says it here too (the vendor list always does). */
+  vendorListVersion?: number;
 }
 
 export interface GppSettings {
@@ -51,6 +72,7 @@ export interface ReceiptBody {
   jurisdiction?: string;
   action: Action;
   gpp?: string;
+  tcf?: { tcString: string; addtlConsent: string };
 }
 
 export interface RemoteDecision {
@@ -61,6 +83,8 @@ export interface RemoteDecision {
 }
 
 export interface Api {
+  /** GET (or with `init`, any method) `/api/sdk/<path>` with the key; the answer's JSON, or an SDK error. */
+  call(path: string, init?: RequestInit): Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
   getConfig(locale: string): Promise<SdkConfig>;
   getDecision(installationId: string): Promise<RemoteDecision | null>;
   postConsent(body: ReceiptBody): Promise<Receipt>;
@@ -87,6 +111,7 @@ export function createApi(base: string, publicKey: string): Api {
   }
 
   return {
+    call,
     async getConfig(locale) {
       const body = await call('v2/config' + (locale ? '?locale=' + encodeURIComponent(locale) : ''));
       if (!body?.version?.consentHash || !Array.isArray(body.config?.purposes) || !body.config.notice) {

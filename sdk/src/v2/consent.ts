@@ -34,7 +34,8 @@ export class Consent {
   gppFor?: (choices: Record<string, boolean>) => Promise<string | undefined>;
 
   constructor(
-    private readonly api: Api,
+    /** The service's SDK API (tcf.ts reads the vendor list through it and adds its strings to receipts). */
+    readonly api: Api,
     /** The browser sent Global Privacy Control. */
     readonly gpc: boolean,
     /** The installation id receipts are filed under, for the given project. */

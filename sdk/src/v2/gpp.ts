@@ -2,7 +2,7 @@
 // `ConsentGpp`) that the core loads only there (gpp-stub.ts), so the core keeps its size budget. Encoding and
 // the `__gpp` CMP API (ping, addEventListener, removeEventListener, hasSection, getSection, getField) are the
 // IAB Tech Lab's own library, @iabgpp/cmpapi (Apache-2.0); this file only says what goes into the string.
-import { CmpApi, CmpDisplayStatus, CmpStatus, GppModel, Sections, SignalStatus, UsNat } from '@iabgpp/cmpapi';
+import { CmpApi, CmpDisplayStatus, CmpStatus, GppModel, Sections, SignalStatus, TcfEuV2, UsNat } from '@iabgpp/cmpapi';
 import type { SdkConfig } from './api';
 
 /**
@@ -17,6 +17,8 @@ export interface GppApi {
   encode(...input: Input): string;
   /** Publishes the state through `__gpp` (the first call takes the stub's queue over) and returns its string. */
   publish(shown: boolean, ...input: Input): string;
+  /** On IAB TCF pages (tcf.ts): publishes the TC string as the `tcfeuv2` section and returns the GPP string. */
+  publishTcf(tcString: string, shown: boolean): string;
 }
 
 // The CMP API wants a CMP id registered with the IAB; the service has none (TCF is out of scope), so 0.
@@ -111,7 +113,8 @@ function crossFrame(): void {
  * updates its data), with `sectionChange` for each section whose encoding changed in between; the display
  * status when it changes; `cmpStatus` "loaded" once.
  */
-export function publish(shown: boolean, ...input: Input): string {
+/** The first publication takes the stub over (its queue is replayed by the caller, once the string is set). */
+function start(): unknown[][] {
   const w = window as unknown as { __gpp?: (...args: unknown[]) => unknown };
   let queued: unknown[][] = [];
   if (!api) {
@@ -128,21 +131,46 @@ export function publish(shown: boolean, ...input: Input): string {
     api = new CmpApi(CMP_ID, CMP_VERSION);
     crossFrame();
   }
-  const sections = sectionsFor(input[0].jurisdiction?.code);
-  const string = encode(...input);
+  return queued;
+}
+
+/**
+ * Sets the string and the statuses, with events only for what changed: a new string is bracketed by
+ * `signalStatus` "not ready" and "ready", with `sectionChange` for each of `sections` whose encoding changed.
+ */
+function announce(string: string, sections: [name: string, id: number][], applicable: number[], shown: boolean, queued: unknown[][]): string {
   const display = shown ? CmpDisplayStatus.VISIBLE : CmpDisplayStatus.HIDDEN;
   // Before the first string the status is already "not ready" (the stub said so): nothing to announce.
-  const changing = api.getGppString() != string;
-  if (changing && api.getSignalStatus() == SignalStatus.READY) api.setSignalStatus(SignalStatus.NOT_READY);
+  const changing = api!.getGppString() != string;
+  if (changing && api!.getSignalStatus() == SignalStatus.READY) api!.setSignalStatus(SignalStatus.NOT_READY);
   const before = sections.map(([name]) => api!.hasSection(name) && api!.getSectionString(name));
-  api.setGppString(string);
-  api.setSupportedAPIs(sections.map(([name, id]) => `${id}:${name}`));
-  // usnat is the section in force (the national approach); the state's section rides along for readers of it.
-  api.setApplicableSections([UsNat.ID]);
-  if (api.getCmpDisplayStatus() != display) api.setCmpDisplayStatus(display);
-  if (api.getCmpStatus() != CmpStatus.LOADED) api.setCmpStatus(CmpStatus.LOADED);
+  api!.setGppString(string);
+  api!.setSupportedAPIs(sections.map(([name, id]) => `${id}:${name}`));
+  api!.setApplicableSections(applicable);
+  if (api!.getCmpDisplayStatus() != display) api!.setCmpDisplayStatus(display);
+  if (api!.getCmpStatus() != CmpStatus.LOADED) api!.setCmpStatus(CmpStatus.LOADED);
   sections.forEach(([name], i) => before[i] != api!.getSectionString(name) && api!.fireSectionChange(name));
-  if (api.getSignalStatus() != SignalStatus.READY) api.setSignalStatus(SignalStatus.READY);
-  for (const args of queued) w.__gpp!(...args);
+  if (api!.getSignalStatus() != SignalStatus.READY) api!.setSignalStatus(SignalStatus.READY);
+  const w = window as unknown as { __gpp: (...args: unknown[]) => unknown };
+  for (const args of queued) w.__gpp(...args);
   return string;
+}
+
+/**
+ * Publishes through the IAB library. Events go out only for what changed, so a listener hears each change once:
+ * a new string is bracketed by `signalStatus` "not ready" and "ready" (GPP CMP API: not ready while the CMP
+ * updates its data), with `sectionChange` for each section whose encoding changed in between; the display
+ * status when it changes; `cmpStatus` "loaded" once.
+ */
+export function publish(shown: boolean, ...input: Input): string {
+  // usnat is the section in force (the national approach); the state's section rides along for readers of it.
+  return announce(encode(...input), sectionsFor(input[0].jurisdiction?.code), [UsNat.ID], shown, start());
+}
+
+/** The IAB TCF EU v2 section (id 2): the TC string itself, the same decision as `__tcfapi` answers. */
+export function publishTcf(tcString: string, shown: boolean): string {
+  const queued = start();
+  const m = new GppModel();
+  m.decodeSection(TcfEuV2.NAME, tcString);
+  return announce(m.encode(), [[TcfEuV2.NAME, TcfEuV2.ID]], [TcfEuV2.ID], shown, queued);
 }

@@ -10,6 +10,7 @@ import { Consent } from './consent';
 import { gcmApply, gcmDefault, gcmDefaultAtStart } from './gcm';
 import type { GppApi } from './gpp';
 import { gppNotApplicable, gppStub, loadGpp } from './gpp-stub';
+import type { MountTcf } from './tcf';
 import type { ConsentClient, ConsentError, ConsentState, InitOptions } from './public';
 import { mountUi, type Ui } from './ui';
 
@@ -91,7 +92,9 @@ async function start(key: string, base: string, options: InitOptions): Promise<C
     await bodyReady();
     scripts = blocker(has);
     apply();
-    ui = mountUi(
+    // On IAB TCF pages stub.js loads tcf.js (`ConsentTcf`: a promise of it until it is there), which shows the
+    // TCF banner where the project enabled TCF and GDPR applies, and the core's (mountUi) elsewhere.
+    ui = await ((await (window as unknown as { ConsentTcf?: Promise<MountTcf> }).ConsentTcf) || (mountUi as MountTcf))(
       consent,
       () => {
         apply();
@@ -100,6 +103,7 @@ async function start(key: string, base: string, options: InitOptions): Promise<C
         dispatchEvent(new CustomEvent('consent:change', { detail: state }));
       },
       onError,
+      mountUi,
     );
     // An opt-out request by GPC is recorded once, in the background (the state already honours it).
     consent.recordGpc()?.catch(onError);

@@ -1,0 +1,49 @@
+// The IAB TCF CMP API stub (CMP API v2, "How does the CMP stub API work?"): `window.__tcfapi` queues every call
+// but `ping` (answered at once, `cmpStatus: "stub"`), the hidden `__tcfapiLocator` frame tells ad tags in
+// iframes that a CMP is above them, and a `message` listener answers their `__tcfapiCall` posts through
+// whatever `__tcfapi` is by then (the stub, later the IAB library's, src/v2/tcf.ts). Installed at evaluation
+// by stub.js when its script tag says `data-tcf`, and by tcf.js itself when the page had no stub.
+type Callback = (returnValue: unknown, success: boolean) => void;
+type Call = [command?: string, version?: unknown, callback?: Callback, parameter?: unknown];
+type Tcfapi = (...args: Call) => unknown;
+
+export function tcfStub(): void {
+  const w = window as unknown as { __tcfapi?: Tcfapi };
+  // A CMP (ours or another's stub) is there already, with its own queue, frame and listener.
+  if (w.__tcfapi) return;
+  const queue: Call[] = [];
+  // Called without arguments it hands its queue over: the IAB library's way of taking a stub over.
+  w.__tcfapi = (...args) => {
+    if (!args.length) return queue;
+    // gdprApplies is unknown until the configuration says where the visitor is.
+    if (args[0] == 'ping') args[2]?.({ cmpLoaded: false, cmpStatus: 'stub', displayStatus: 'hidden', apiVersion: '2.2' }, true);
+    else queue.push(args);
+  };
+  const frame = document.createElement('iframe');
+  frame.name = '__tcfapiLocator';
+  frame.style.display = 'none';
+  frame.setAttribute('aria-hidden', 'true');
+  frame.tabIndex = -1;
+  // In <head> while the page is being parsed: a named frame anywhere in the document is found by `frames[name]`.
+  (document.body || document.head).append(frame);
+  addEventListener('message', (event) => {
+    let data = event.data;
+    const asString = typeof data == 'string';
+    try {
+      if (asString) data = JSON.parse(data);
+    } catch {
+      return;
+    }
+    const call = data?.__tcfapiCall;
+    if (!call || typeof call.command != 'string') return;
+    w.__tcfapi!(
+      call.command,
+      call.version,
+      (returnValue, success) => {
+        const answer = { __tcfapiReturn: { returnValue, success, callId: call.callId } };
+        (event.source as Window | null)?.postMessage(asString ? JSON.stringify(answer) : answer, '*');
+      },
+      call.parameter,
+    );
+  });
+}
