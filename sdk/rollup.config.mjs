@@ -8,6 +8,8 @@
 //   dist/v2/react.mjs + react.d.ts  the React hook (`@consent/sdk/react`), react left external
 //   dist/v2/gpp.js  the IAB GPP CMP API (`__gpp`) with the IAB's @iabgpp/cmpapi bundled in, global
 //                   `ConsentGpp`; loaded by the core only in opt-out jurisdictions, outside its size budget
+//   dist/v2/declaration.js  the cookie declaration table, loaded by the core only on a page with a
+//                   `data-consent-declaration` element, outside its size budget
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -71,6 +73,11 @@ export default [
     input: here('./src/v2/gpp.ts'),
     plugins: [compile(), nodeResolve({ browser: true })],
     output: { file: here('./dist/v2/gpp.js'), format: 'iife', name: 'ConsentGpp', plugins: [minify(version)] },
+  },
+  {
+    input: here('./src/v2/declaration.ts'),
+    plugins: [compile()],
+    output: { file: here('./dist/v2/declaration.js'), format: 'iife', plugins: [minify(version)] },
   },
   {
     input: here('./src/v2/react.ts'),

@@ -13,6 +13,7 @@ const WHAT: Record<string, string> = {
   'consent.js': 'classic script defining ConsentSDK',
   'consent.mjs': 'ES module exporting init',
   'gpp.js': "the IAB GPP CMP API (__gpp) on the IAB's @iabgpp/cmpapi, loaded by consent.js only in opt-out jurisdictions",
+  'declaration.js': 'the cookie declaration table, loaded by consent.js only on a page with a data-consent-declaration element',
 };
 
 function sdkFileRoute(version: 'v1' | 'v2', name: string): RouteDef {
@@ -52,4 +53,5 @@ function sdkFileRoute(version: 'v1' | 'v2', name: string): RouteDef {
 export const sdkFileRoutes: RouteDef[] = [
   ...['v1' as const, 'v2' as const].flatMap((version) => [sdkFileRoute(version, 'consent.js'), sdkFileRoute(version, 'consent.mjs')]),
   sdkFileRoute('v2', 'gpp.js'),
+  sdkFileRoute('v2', 'declaration.js'),
 ];
