@@ -189,7 +189,7 @@ export function renderReportHtml(document: ReportDocument): string {
   table { border-collapse: collapse; width: 100%; font-size: .93em; }
   td, th { text-align: left; vertical-align: top; padding: 6px 8px; border-bottom: 1px solid #d8dde3; }
   th { background: #f4f6f8; font-weight: 600; } td.num { text-align: right; font-weight: 700; white-space: nowrap; }
-  .scroll { overflow-x: auto; } .scroll table { min-width: 720px; }
+  .scroll { overflow-x: auto; } .scroll table { min-width: 720px; } .scroll code { overflow-wrap: normal; white-space: nowrap; }
   ul.findings, ul.pages { list-style: none; padding: 0; margin: 0; }
   li.finding, li.pageline { border: 1px solid #d8dde3; border-radius: 6px; padding: 8px 12px; margin: 8px 0; }
   li.finding p { margin: 4px 0; } .subject { font-weight: 600; } .kind { color: #57606a; font-weight: 400; }
