@@ -71,6 +71,7 @@ describe('SDK files', () => {
     ['/sdk/v2/consent.js', 'v2/consent.js', 'ConsentSDK'],
     ['/sdk/v2/consent.mjs', 'v2/consent.mjs', 'export'],
     ['/sdk/v2/gpp.js', 'v2/gpp.js', 'ConsentGpp'],
+    ['/sdk/v2/declaration.js', 'v2/declaration.js', 'data-consent-declaration'],
   ] as const) {
     it(`${path}: brotli, gzip or the built bytes by Accept-Encoding, each revalidating with its own ETag`, async () => {
       const source = readFileSync(new URL(`../sdk/dist/${file}`, import.meta.url));
