@@ -11,6 +11,8 @@
 //                   and cmpapi bundled in, global `ConsentTcf`; loaded by stub.js on TCF pages only, at most 24 KiB
 //   dist/v2/gpp.js  the IAB GPP CMP API (`__gpp`) with the IAB's @iabgpp/cmpapi bundled in, global
 //                   `ConsentGpp`; loaded by the core only in opt-out jurisdictions, outside its size budget
+//   dist/v2/declaration.js  the cookie declaration table, loaded by the core only on a page with a
+//                   `data-consent-declaration` element, outside its size budget
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -85,6 +87,11 @@ export default [
     plugins: [compile(), nodeResolve({ browser: true })],
     onwarn: (warning, warn) => warning.code != 'CIRCULAR_DEPENDENCY' && warn(warning), // inside the IAB's library
     output: { file: here('./dist/v2/tcf.js'), format: 'iife', name: 'ConsentTcf', exports: 'default', plugins: [minify(version)] },
+  },
+  {
+    input: here('./src/v2/declaration.ts'),
+    plugins: [compile()],
+    output: { file: here('./dist/v2/declaration.js'), format: 'iife', plugins: [minify(version)] },
   },
   {
     input: here('./src/v2/react.ts'),

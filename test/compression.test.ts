@@ -73,6 +73,7 @@ describe('SDK files', () => {
     ['/sdk/v2/gpp.js', 'v2/gpp.js', 'ConsentGpp'],
     ['/sdk/v2/stub.js', 'v2/stub.js', '__tcfapiLocator'],
     ['/sdk/v2/tcf.js', 'v2/tcf.js', 'ConsentTcf'],
+    ['/sdk/v2/declaration.js', 'v2/declaration.js', 'data-consent-declaration'],
   ] as const) {
     it(`${path}: brotli, gzip or the built bytes by Accept-Encoding, each revalidating with its own ETag`, async () => {
       const source = readFileSync(new URL(`../sdk/dist/${file}`, import.meta.url));

@@ -14,6 +14,7 @@ import { probeRoutes } from './probes.js';
 import { receiptsRoutes } from './receipts.js';
 import { scansRoutes } from './scans.js';
 import { sdkRoutes } from './sdk.js';
+import { declarationRoutes } from './sdk-declaration.js';
 import { sdkFileRoutes } from './sdk-files.js';
 import { webhooksRoutes } from './webhooks.js';
 
@@ -26,6 +27,7 @@ export function allRoutes(startedAt: Date): RouteDef[] {
     ...tagged('evidence', evidenceRoutes),
     ...tagged('keys', keysRoutes),
     ...tagged('sdk', sdkRoutes),
+    ...tagged('sdk', declarationRoutes),
     ...tagged('sdk-files', sdkFileRoutes),
     ...tagged('receipts', receiptsRoutes),
     ...tagged('ledger', ledgerRoutes),

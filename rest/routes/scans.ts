@@ -6,6 +6,8 @@ import { htmlPageHeaders } from '../../src/http/html-headers.js';
 import { renderReportCsv, renderReportHtml } from '../../src/scanner/report-files.js';
 import type { ScanReport } from '../../src/scanner/run.js';
 import { SCAN_LIMITS, SCAN_PAGE_MAX } from '../../src/scanner/service.js';
+import { FINDING_TYPES } from '../../src/scanner/findings.js';
+import { CATEGORIES } from '../../src/scanner/catalogue.js';
 import { errorResponse } from '../errors.js';
 import { route, type RestResponse } from '../route.js';
 import { ErrorBody, pick, sessionErrors, timestamp, validationError } from '../schemas.js';
@@ -50,16 +52,37 @@ const ScanSummaryItem = z.object(ScanFields).meta({ id: 'ScanListItem' });
 
 const Finding = z
   .object({
-    type: z.enum(['before_consent', 'after_reject', 'unmapped', 'sdk_missing', 'banner_missing']),
+    type: z.enum(FINDING_TYPES),
     pageUrl: z.string(),
     subject: z.object({ kind: z.enum(['cookie', 'storage', 'request', 'page']), name: z.string() }),
-    category: z.enum(['necessary', 'functional', 'analytics', 'marketing', 'unknown']).nullable(),
+    category: z.enum(CATEGORIES).nullable(),
     vendor: z.string().nullable(),
     description: z.string().nullable(),
     suggestedPurposeKey: z.string().nullable(),
     evidence: z.record(z.string(), z.unknown()),
   })
   .meta({ id: 'ScanFinding' });
+
+const InventoryItem = z
+  .object({
+    kind: z.enum(['cookie', 'storage', 'host']),
+    name: z.string().describe('the cookie name, storage key or host'),
+    category: z.enum(CATEGORIES),
+    vendor: z.string().nullable(),
+    description: z.string().nullable(),
+    matched: z.string().nullable().describe('the catalogue pattern or domain that matched'),
+    source: z.string().nullable().describe('open-cookie-database or service; null when unknown'),
+    party: z.enum(['first', 'third', 'both']),
+    lifetime: z
+      .object({ kind: z.enum(['session', 'expires', 'persistent']), seconds: z.number().int().nullable().describe('expires: from the scan start to the latest expiry seen') })
+      .nullable()
+      .describe('null for hosts'),
+    where: z.array(z.string()).describe('cookie domains, storage areas, or request resource types'),
+    setBy: z.array(z.string()).describe('cookie setters (response or script URLs), request initiators'),
+    visits: z.array(z.enum(['before', 'reject', 'accept'])),
+    pages: z.array(z.string()),
+  })
+  .meta({ id: 'ScanInventoryItem' });
 
 const ScanDetail = z
   .object({
@@ -88,6 +111,10 @@ const ScanReportBody = z
     limits: z.object({ pages: z.number().int(), visitTimeoutMs: z.number().int(), maxPageBytes: z.number().int() }),
     pages: z.array(z.record(z.string(), z.unknown())).describe('each page with its three visits (docs/scanner.md)'),
     findings: z.array(Finding),
+    inventory: z
+      .array(InventoryItem)
+      .optional()
+      .describe('every cookie, storage key and third-party host seen, once each and classified (reports before this field was added have none)'),
     summary: Summary,
     hashes: z.object({ reportHash: z.string().describe('SHA-256 of the canonical JSON of the report without hashes') }),
   })

@@ -15,6 +15,7 @@ const WHAT: Record<string, string> = {
   'gpp.js': "the IAB GPP CMP API (__gpp) on the IAB's @iabgpp/cmpapi, loaded by consent.js only in opt-out jurisdictions",
   'stub.js': 'what tags before the SDK must find: with data-tcf, the IAB TCF __tcfapi stub and __tcfapiLocator frame; loaded synchronously before consent.js',
   'tcf.js': "the IAB TCF v2.3 CMP (__tcfapi, TC and AC strings, two-layer banner) on the IAB's @iabtechlabtcf/core and cmpapi, loaded by stub.js on TCF pages",
+  'declaration.js': 'the cookie declaration table, loaded by consent.js only on a page with a data-consent-declaration element',
 };
 
 function sdkFileRoute(version: 'v1' | 'v2', name: string): RouteDef {
@@ -56,4 +57,5 @@ export const sdkFileRoutes: RouteDef[] = [
   sdkFileRoute('v2', 'gpp.js'),
   sdkFileRoute('v2', 'stub.js'),
   sdkFileRoute('v2', 'tcf.js'),
+  sdkFileRoute('v2', 'declaration.js'),
 ];

@@ -51,8 +51,8 @@ const originRoutes: RouteDef[] = [
 
 // --- The SDK API (publishable key) ---
 
-const SdkError = ErrorBody.describe('{error, code} with an SDK code');
-const CONFIG_CACHE_CONTROL = 'public, max-age=60, stale-while-revalidate=600';
+export const SdkError = ErrorBody.describe('{error, code} with an SDK code');
+export const CONFIG_CACHE_CONTROL = 'public, max-age=60, stale-while-revalidate=600';
 
 const SdkConfigBody = z.object({
   projectId: z.string(),
@@ -65,7 +65,7 @@ const SdkConfigBody = z.object({
  * cached config object, so they go when the version leaves the cache. The body's fields are picked in
  * the contract's order, so the operation's data and the hot path's domain object give the same bytes.
  */
-interface ConfigAnswers {
+export interface ConfigAnswers {
   etag: string;
   ok: Readonly<Record<Encoding, RestResponse>>;
   notModified: RestResponse;
@@ -79,7 +79,7 @@ interface ConfigAnswers {
  * `Vary: Accept-Encoding` makes caches store one answer per coding, so a cache never serves a coding its
  * client did not ask for, and a 304 (which carries no body) is right for any coding the client holds.
  */
-function frozenAnswers(body: Buffer, etag: string, headers: Record<string, string>): ConfigAnswers {
+export function frozenAnswers(body: Buffer, etag: string, headers: Record<string, string>): ConfigAnswers {
   const compressed = body.length > COMPRESS_MIN_BYTES ? precompress(body) : undefined;
   // The CORS layer's `Vary: Origin` is replaced by the route's own, so it names Origin too. The key travels in
   // `Authorization`, not the URL, and the answer is `public`: without `Authorization` in Vary, a browser or a
@@ -102,10 +102,10 @@ function frozenAnswers(body: Buffer, etag: string, headers: Record<string, strin
   });
 }
 
-type ConfigHeaders = Partial<Record<'if-none-match' | 'accept-encoding', string | string[]>>;
+export type ConfigHeaders = Partial<Record<'if-none-match' | 'accept-encoding', string | string[]>>;
 
 /** The 304 when If-None-Match matches, else the 200 in the coding the client prefers. */
-function chosenAnswer(answers: ConfigAnswers, headers: ConfigHeaders): RestResponse {
+export function chosenAnswer(answers: ConfigAnswers, headers: ConfigHeaders): RestResponse {
   if (etagMatches(headers['if-none-match'], answers.etag)) return answers.notModified;
   return answers.ok[pickEncoding(headerValue(headers['accept-encoding']))];
 }

@@ -2,6 +2,7 @@ import { publishableKeyStatus } from '../../src/sdk/access.js';
 import type { PublishedVersion } from '../../src/consent/versions.js';
 import { sdkConfig, type SdkConfig } from '../../src/sdk/config.js';
 import { sdkConfigV2, type SdkConfigV2 } from '../../src/sdk/config-v2.js';
+import { cookieDeclaration } from '../../src/scanner/declaration.js';
 import type { Placement } from '../../src/consent/jurisdictions.js';
 import { recordConsent, type ConsentAck } from '../../src/sdk/consent.js';
 import { latestDecision, type SdkDecision } from '../../src/sdk/decision.js';
@@ -172,6 +173,19 @@ builder.queryFields((t) => ({
           jurisdiction: args.jurisdiction ?? undefined,
           overrideAllowed: !ctx.services.config.production || ctx.viewer !== null,
         },
+      ),
+  }),
+  sdkCookieDeclaration: t.field({
+    type: 'JSON',
+    description:
+      'SDK v2: the cookie declaration for the privacy page: the live version’s purposes with their cookies and storage keys, as the ' +
+      'latest finished scan saw them (docs/scanner.md, "Cookie declaration"); key, origin and allowance as the config',
+    args: { key: t.arg.string(), locale: t.arg.string(), acceptLanguage: t.arg.string() },
+    resolve: (_root, args, ctx) =>
+      cookieDeclaration(
+        ctx.services,
+        { token: ctx.bearer ?? args.key ?? undefined, origin: ctx.origin, address: ctx.ip },
+        { locale: args.locale ?? undefined, acceptLanguage: args.acceptLanguage ?? undefined },
       ),
   }),
   sdkDecision: t.field({

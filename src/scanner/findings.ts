@@ -2,7 +2,7 @@
 import type { Catalogue, Category, Classification } from './catalogue.js';
 import type { ObservedCookie, ObservedRequest, ObservedStorage, VisitResult } from './visit.js';
 
-export const FINDING_TYPES = ['before_consent', 'after_reject', 'unmapped', 'sdk_missing', 'banner_missing'] as const;
+export const FINDING_TYPES = ['before_consent', 'after_reject', 'unclassified_request', 'unmapped', 'sdk_missing', 'banner_missing'] as const;
 export type FindingType = (typeof FINDING_TYPES)[number];
 
 /** Categories that need consent: only these are violations before a decision or after Reject all. */
@@ -94,6 +94,8 @@ export function findingsOf(pages: ScannedPage[], context: FindingContext): Findi
       if (!before.bannerShown) add(pageFinding('banner_missing', page.url, { sdkLoaded: before.sdk.loaded, projectKey: before.sdk.projectKey }));
       for (const item of itemsOf(before, context.catalogue)) {
         if (NEEDS_CONSENT.includes(item.class.category)) add(itemFinding('before_consent', page.url, item, 'before'));
+        // A host no catalogue knows may be an ad pixel or a font server: the operator judges, so it is listed apart.
+        else if (item.kind === 'request' && item.class.category === 'unknown') add(itemFinding('unclassified_request', page.url, item, 'before'));
       }
     }
     if (reject?.decided) {

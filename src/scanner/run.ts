@@ -4,6 +4,7 @@ import type { Browser } from 'playwright-core';
 import { packageHash } from '../evidence/package.js';
 import type { Catalogue } from './catalogue.js';
 import { findingsOf, summarize, type FindingContext, type ScannedPage } from './findings.js';
+import { inventoryOf } from './inventory.js';
 import type { AddressPolicy } from './guard-proxy.js';
 import { VISIT_KINDS, visitPage, type VisitResult } from './visit.js';
 
@@ -84,6 +85,7 @@ export function buildReport(job: ScanJob, env: Pick<ScanEnvironment, 'catalogue'
     limits: { pages: job.urls.length + job.followLinks, visitTimeoutMs: env.visitTimeoutMs, maxPageBytes: env.maxPageBytes },
     pages: pages.map((page) => ({ ...page, visits: page.visits.map(({ links: _links, ...visit }) => visit) })),
     findings,
+    inventory: inventoryOf(pages, { catalogue: env.catalogue, startedAt: job.startedAt }),
     summary: summarize(pages, findings),
   };
   return { ...report, hashes: { reportHash: packageHash(report) } };

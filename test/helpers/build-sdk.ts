@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const sdk = fileURLToPath(new URL('../../sdk/', import.meta.url));
-const OUTPUTS = ['consent.js', 'consent.mjs', 'index.d.ts', 'v2/consent.js', 'v2/consent.mjs', 'v2/index.d.ts', 'v2/react.mjs', 'v2/gpp.js', 'v2/stub.js', 'v2/tcf.js'].map((name) => join(sdk, 'dist', name));
+const OUTPUTS = ['consent.js', 'consent.mjs', 'index.d.ts', 'v2/consent.js', 'v2/consent.mjs', 'v2/index.d.ts', 'v2/react.mjs', 'v2/gpp.js', 'v2/stub.js', 'v2/tcf.js', 'v2/declaration.js'].map((name) => join(sdk, 'dist', name));
 
 export default function setup(): void {
   const sources = [...readdirSync(join(sdk, 'src'), { recursive: true, encoding: 'utf8' }).map((f) => join(sdk, 'src', f)), join(sdk, 'rollup.config.mjs'), join(sdk, 'package.json'), join(sdk, 'tsconfig.json')];

@@ -483,6 +483,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sdk/v2/cookie-declaration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** SDK v2: the cookie declaration for the operator’s privacy page: the live version’s purposes (in the locale) with the cookies and storage keys the latest finished scan saw, and those listed in no purpose. Key, origin, CORS, rate limit, ETag/304 and Cache-Control as the v2 config; the SDK fills a `data-consent-declaration` element with it (docs/scanner.md) */
+        get: operations["SdkCookieDeclaration"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sdk/v1/consent.js": {
         parameters: {
             query?: never;
@@ -594,6 +611,23 @@ export interface paths {
         };
         /** The built browser SDK v2 (the IAB TCF v2.3 CMP (__tcfapi, TC and AC strings, two-layer banner) on the IAB's @iabtechlabtcf/core and cmpapi, loaded by stub.js on TCF pages), brotli or gzip by Accept-Encoding (Vary: Accept-Encoding; an ETag per encoding) */
         get: operations["getSdkV2TcfJs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sdk/v2/declaration.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The built browser SDK v2 (the cookie declaration table, loaded by consent.js only on a page with a data-consent-declaration element), brotli or gzip by Accept-Encoding (Vary: Accept-Encoding; an ETag per encoding) */
+        get: operations["getSdkV2DeclarationJs"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1323,6 +1357,69 @@ export interface components {
             enforce: boolean;
             origins: string[];
         };
+        CookieDeclaration: {
+            projectId: string;
+            /** @description the live version */
+            version: {
+                id: string;
+                number: number;
+            };
+            /** @description as the v2 config chooses it: the exact tag, then its language, then the default locale */
+            locale: string;
+            /** @enum {string} */
+            dir: "ltr" | "rtl";
+            /** @description the latest finished scan the table comes from; null before the first */
+            scan: {
+                id: string;
+                finishedAt: string;
+                reportHash: string | null;
+            } | null;
+            purposes: {
+                key: string;
+                name: string;
+                description: string;
+                required: boolean;
+                items: {
+                    /** @description cookie name or storage key; a listed prefix the scan saw nothing under keeps its * */
+                    name: string;
+                    /** @enum {string} */
+                    kind: "cookie" | "storage";
+                    /** @enum {string} */
+                    category: "necessary" | "functional" | "analytics" | "marketing" | "unknown";
+                    vendor: string | null;
+                    /** @description from the cookie catalogue (Open Cookie Database, in English) */
+                    description: string | null;
+                    /** @description null when the scan did not see it */
+                    party: ("first" | "third" | "both") | null;
+                    /** @description "session", "2 years", "persistent" (localStorage); empty when the scan did not see it */
+                    lifetime: string;
+                    /** @description cookie domains or storage areas */
+                    where: string[];
+                    /** @description the latest finished scan saw it; false: only listed in the purpose’s cookies */
+                    seen: boolean;
+                }[];
+            }[];
+            /** @description seen by the scan but listed in no purpose’s cookies */
+            unassigned: {
+                /** @description cookie name or storage key; a listed prefix the scan saw nothing under keeps its * */
+                name: string;
+                /** @enum {string} */
+                kind: "cookie" | "storage";
+                /** @enum {string} */
+                category: "necessary" | "functional" | "analytics" | "marketing" | "unknown";
+                vendor: string | null;
+                /** @description from the cookie catalogue (Open Cookie Database, in English) */
+                description: string | null;
+                /** @description null when the scan did not see it */
+                party: ("first" | "third" | "both") | null;
+                /** @description "session", "2 years", "persistent" (localStorage); empty when the scan did not see it */
+                lifetime: string;
+                /** @description cookie domains or storage areas */
+                where: string[];
+                /** @description the latest finished scan saw it; false: only listed in the purpose’s cookies */
+                seen: boolean;
+            }[];
+        };
         Receipt: {
             id: string;
             versionId: string;
@@ -1622,7 +1719,7 @@ export interface components {
         };
         ScanFinding: {
             /** @enum {string} */
-            type: "before_consent" | "after_reject" | "unmapped" | "sdk_missing" | "banner_missing";
+            type: "before_consent" | "after_reject" | "unclassified_request" | "unmapped" | "sdk_missing" | "banner_missing";
             pageUrl: string;
             subject: {
                 /** @enum {string} */
@@ -1670,11 +1767,42 @@ export interface components {
                 [key: string]: unknown;
             }[];
             findings: components["schemas"]["ScanFinding"][];
+            /** @description every cookie, storage key and third-party host seen, once each and classified (reports before this field was added have none) */
+            inventory?: components["schemas"]["ScanInventoryItem"][];
             summary: components["schemas"]["ScanSummary"];
             hashes: {
                 /** @description SHA-256 of the canonical JSON of the report without hashes */
                 reportHash: string;
             };
+        };
+        ScanInventoryItem: {
+            /** @enum {string} */
+            kind: "cookie" | "storage" | "host";
+            /** @description the cookie name, storage key or host */
+            name: string;
+            /** @enum {string} */
+            category: "necessary" | "functional" | "analytics" | "marketing" | "unknown";
+            vendor: string | null;
+            description: string | null;
+            /** @description the catalogue pattern or domain that matched */
+            matched: string | null;
+            /** @description open-cookie-database or service; null when unknown */
+            source: string | null;
+            /** @enum {string} */
+            party: "first" | "third" | "both";
+            /** @description null for hosts */
+            lifetime: {
+                /** @enum {string} */
+                kind: "session" | "expires" | "persistent";
+                /** @description expires: from the scan start to the latest expiry seen */
+                seconds: number | null;
+            } | null;
+            /** @description cookie domains, storage areas, or request resource types */
+            where: string[];
+            /** @description cookie setters (response or script URLs), request initiators */
+            setBy: string[];
+            visits: ("before" | "reject" | "accept")[];
+            pages: string[];
         };
     };
     responses: never;
@@ -4821,6 +4949,108 @@ export interface operations {
             };
         };
     };
+    SdkCookieDeclaration: {
+        parameters: {
+            query?: {
+                /** @description BCP 47 tag; exact tag, then language, then the default locale (never an error) */
+                locale?: string;
+                /** @description For pages without the SDK: the publishable key (the SDK sends it as Bearer) */
+                key?: string;
+            };
+            header?: {
+                /** @description ETag(s) of an earlier answer: 304 while one still matches */
+                "If-None-Match"?: string;
+                /** @description Picks the locale when `locale` is not given */
+                "Accept-Language"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The declaration in the locale */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CookieDeclaration"];
+                };
+            };
+            /** @description If-None-Match matched the ETag */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description validation_failed (SDK routes: invalid_body): a query parameter holds U+0000 or an unpaired surrogate */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description revoked_key or origin_not_allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no_published_version */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited (Retry-After, X-RateLimit-*); the config allowance */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected error (logged with the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or overloaded; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getSdkV1ConsentJs: {
         parameters: {
             query?: never;
@@ -5200,6 +5430,69 @@ export interface operations {
         };
     };
     getSdkV2TcfJs: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETag(s) of an earlier answer: 304 while one still matches */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description JavaScript */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description If-None-Match matched the ETag */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The SDK has not been built (npm run build:sdk) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                        /** @constant */
+                        code: "not_found";
+                    };
+                };
+            };
+            /** @description internal: an unexpected error (logged with the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or overloaded; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSdkV2DeclarationJs: {
         parameters: {
             query?: never;
             header?: {

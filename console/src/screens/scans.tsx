@@ -32,6 +32,7 @@ interface Summary {
 const FINDING_LABELS: Record<string, string> = {
   before_consent: 'Before consent',
   after_reject: 'After Reject all',
+  unclassified_request: 'Unknown host before consent',
   unmapped: 'Unmapped cookie',
   sdk_missing: 'SDK missing',
   banner_missing: 'Banner missing',

@@ -55,10 +55,13 @@ export function gppNotApplicable(): void {
 export function loadGpp(base: string): Promise<GppApi | undefined> {
   return (loading ||= w.ConsentGpp
     ? Promise.resolve(w.ConsentGpp)
-    : new Promise((resolve) => {
-        const s = document.createElement('script');
-        s.src = base + '/sdk/v2/gpp.js';
-        s.onload = s.onerror = () => resolve(w.ConsentGpp);
-        document.head.append(s);
-      }));
+    : new Promise((resolve) => addScript(base, 'gpp.js', () => resolve(w.ConsentGpp))));
+}
+
+/** A script of the SDK's own from the service, loaded on demand (gpp.js, declaration.js); `done` after it ran or failed. */
+export function addScript(base: string, name: string, done?: () => void): void {
+  const s = document.createElement('script');
+  s.src = base + '/sdk/v2/' + name;
+  s.onload = s.onerror = done!;
+  document.head.append(s);
 }

@@ -9,7 +9,7 @@ import { blocker, removeCookies } from './blocking';
 import { Consent } from './consent';
 import { gcmApply, gcmDefault, gcmDefaultAtStart } from './gcm';
 import type { GppApi } from './gpp';
-import { gppNotApplicable, gppStub, loadGpp } from './gpp-stub';
+import { addScript, gppNotApplicable, gppStub, loadGpp } from './gpp-stub';
 import type { MountTcf } from './tcf';
 import type { ConsentClient, ConsentError, ConsentState, InitOptions } from './public';
 import { mountUi, type Ui } from './ui';
@@ -90,6 +90,8 @@ async function start(key: string, base: string, options: InitOptions): Promise<C
       consent.gppFor = async (choices) => (await gpp)?.encode(consent.config!, consent.optedOut(choices), consent.gpc);
     } else gppNotApplicable();
     await bodyReady();
+    // A privacy page's declaration table: its code loads only where the page has one (declaration.ts).
+    if (document.querySelector('[data-consent-declaration]')) addScript(base, 'declaration.js#' + key);
     scripts = blocker(has);
     apply();
     // On IAB TCF pages stub.js loads tcf.js (`ConsentTcf`: a promise of it until it is there), which shows the
@@ -164,9 +166,7 @@ function checkBase(options: InitOptions): string {
 }
 
 function bodyReady(): Promise<void> {
-  return document.body
-    ? Promise.resolve()
-    : new Promise((resolve) => document.addEventListener('DOMContentLoaded', () => resolve(), { once: true }));
+  return new Promise((resolve) => (document.body ? resolve() : document.addEventListener('DOMContentLoaded', resolve as () => void, { once: true })));
 }
 
 // A bug in the page's callback must not break the SDK, and must not go unnoticed either.
