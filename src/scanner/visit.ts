@@ -264,9 +264,11 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
   // Which load is going on, since when, and whether the decision was made: every observation is stamped with it.
   let phase: LoadPhase = 'first';
   let loadStarted = visitStarted;
+  // Set just before the click, so what the click itself sets off counts as after the decision.
+  let afterDecision = false;
   const recordWrite = (write: Omit<ObservedWrite, 'load' | 'atMs' | 'afterDecision' | 'party'>) => {
     if (result.writes.length >= MAX_WRITES) return;
-    result.writes.push({ ...write, party: partyOf(write.domain), load: phase, atMs: Date.now() - loadStarted, afterDecision: result.decided });
+    result.writes.push({ ...write, party: partyOf(write.domain), load: phase, atMs: Date.now() - loadStarted, afterDecision });
   };
   const storageKeys = new Set<string>();
   try {
@@ -317,7 +319,7 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
         );
       }
       if (!/^(https?|wss?):$/.test(parsed.protocol) || siteOf(parsed.hostname) === pageSite) return;
-      const entry = { host: parsed.hostname, url: withoutQuery(requestUrl), resourceType: request.resourceType(), initiator: initiatorOf(request), afterDecision: result.decided };
+      const entry = { host: parsed.hostname, url: withoutQuery(requestUrl), resourceType: request.resourceType(), initiator: initiatorOf(request), afterDecision };
       const key = `${entry.url} ${entry.resourceType} ${entry.afterDecision}`;
       if (seen.has(key) || result.requests.length >= MAX_REQUESTS) return;
       seen.add(key);
@@ -325,7 +327,7 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
       requested.push({ entry, rawUrl: requestUrl });
     });
     context.on('response', (response: Response) => {
-      const stamp = { phase, at: Date.now(), afterDecision: result.decided };
+      const stamp = { phase, at: Date.now(), afterDecision };
       pending.push(
         response
           .headerValues('set-cookie')
@@ -400,6 +402,7 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
       result.links = [...new Set(hrefs.map((href) => href.split('#')[0]!).filter((href) => sameSite(href, pageSite)))].slice(0, MAX_LINKS);
       await dwell(idleAt);
     } else if (result.bannerShown) {
+      afterDecision = true;
       await banner.locator(`[data-consent="${kind === 'reject' ? 'reject-all' : 'accept-all'}"]`).click({ timeout: left(5000) });
       result.decided = true;
       result.decidedAtMs = Date.now() - visitStarted;
