@@ -101,6 +101,7 @@ describe('a scan of fixture sites in Chromium', () => {
       resourceType: 'image',
       // Chromium names the script for some requests and only the document for others (an Image from a script).
       initiator: expect.stringMatching(new RegExp(`^${sites.origin}/(good|ads\\.js)$`)),
+      afterDecision: true,
     });
     expect(accepted.storage).toContainEqual({ area: 'local', key: '_ga_state' });
   });

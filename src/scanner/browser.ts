@@ -10,6 +10,7 @@
 // (`browser.newContext()`), which inherits the setting. The profile is a temporary directory, removed when
 // the browser goes away.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
@@ -27,7 +28,8 @@ export async function launchScanningBrowser(options: { executablePath: string; a
     const browser = persistent.browser();
     if (!browser) throw new Error('Chromium started without a browser object');
     // The persistent context's own blank page is never used: visits open contexts of their own.
-    browser.on('disconnected', removeProfile);
+    // Chromium's helpers may still be writing to it when the browser disconnects: retried, never thrown.
+    browser.on('disconnected', () => void rm(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 }).catch(() => {}));
     return browser;
   } catch (error) {
     removeProfile();

@@ -271,6 +271,9 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
     result.writes.push({ ...write, party: partyOf(write.domain), load: phase, atMs: Date.now() - loadStarted, afterDecision });
   };
   const storageKeys = new Set<string>();
+  // The SDK's config answer: the banner is waited for from then on (a busy service may take long to answer).
+  let configAnswered = () => {};
+  const configAnswer = new Promise<void>((resolve) => (configAnswered = resolve));
   try {
     // Service workers are blocked (their requests would escape page-level observation); every connection,
     // WebSockets included, goes through the guard proxy.
@@ -327,6 +330,7 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
       requested.push({ entry, rawUrl: requestUrl });
     });
     context.on('response', (response: Response) => {
+      if (SDK_CONFIG_PATH.test(withoutQuery(response.url()))) configAnswered();
       const stamp = { phase, at: Date.now(), afterDecision };
       pending.push(
         response
@@ -390,10 +394,11 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
     result.status = first.status;
     result.finalUrl = first.finalUrl;
     await Promise.allSettled(pending.splice(0));
-    // The SDK fetches its config first: wait for the banner only where the SDK is on the page (up to 10 s: a
-    // busy machine is slow to run it, and a banner missed here is a false banner_missing).
+    // The SDK fetches its config first: wait for the banner only where the SDK is on the page, from its config
+    // answer on (a slow service is no missing banner), then up to 5 s for the SDK to show it.
     const banner = page.locator('[data-consent="banner"]');
-    result.bannerShown = await banner.waitFor({ state: 'visible', timeout: left(result.sdk.loaded ? 10_000 : 300) }).then(
+    if (result.sdk.loaded) await Promise.race([configAnswer, new Promise((resolve) => setTimeout(resolve, left()).unref())]);
+    result.bannerShown = await banner.waitFor({ state: 'visible', timeout: left(result.sdk.loaded ? 5000 : 300) }).then(
       () => true,
       () => false,
     );
