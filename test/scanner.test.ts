@@ -247,6 +247,8 @@ describe('a scan misses nothing a visitor gets, and its own clicks leave no rece
 
   it('loads the page again (and one more same-site page) after Reject all, and sees the tag that sets _ga on every view', () => {
     expect(scan.status, scan.error).toBe('done');
+    const clicked = visit(scan, shop, 'reject');
+    expect(clicked.decided, JSON.stringify({ error: clicked.error, bannerShown: clicked.bannerShown, sdk: clicked.sdk, loads: clicked.loads })).toBe(true);
     const finding = findings(scan, 'after_reject', shop).find((f: any) => f.subject.name === '_ga');
     expect(finding).toMatchObject({ category: 'analytics', evidence: { visit: 'reject', write: { load: 'reload', setBy: { type: 'script', url: `${site.origin}/ga.js` } } } });
     const rejected = visit(scan, shop, 'reject');
