@@ -78,6 +78,7 @@ try {
     policy: { allowAddress: (address: string) => isAllowedAddress(address, true), resolve: sites.resolve },
     timeoutMs: 30_000,
     maxBytes: 20 * 1024 * 1024,
+    dwellMs: Number(process.env.SCANNER_DWELL_MS ?? 3000),
     isProjectKey: () => true,
   };
 

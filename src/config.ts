@@ -78,6 +78,9 @@ const envSchema = z.object({
   SCANNER_CONCURRENCY: z.coerce.number().int().min(0).max(16).default(1),
   SCANNER_DAILY_SCANS_PER_ORG: z.coerce.number().int().positive().default(50),
   SCANNER_MAX_PAGE_BYTES: z.coerce.number().int().positive().default(20 * 1024 * 1024),
+  // How long a visit keeps watching cookie and storage writes after the network went idle, on each load it
+  // judges (tags that write late: docs/scanner.md "Dwell window").
+  SCANNER_DWELL_MS: z.coerce.number().int().min(0).max(20_000).default(3000),
   CHROMIUM_PATH: z.string().optional(),
   // The receipts ledger (docs/ledger.md): the Ed25519 key that signs checkpoints (PKCS#8 PEM, inline or in a file;
   // required in production), older public keys still published after a rotation, and how often receipts are sealed.
@@ -161,6 +164,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       concurrency: parsed.SCANNER_CONCURRENCY,
       dailyScansPerOrg: parsed.SCANNER_DAILY_SCANS_PER_ORG,
       maxPageBytes: parsed.SCANNER_MAX_PAGE_BYTES,
+      dwellMs: parsed.SCANNER_DWELL_MS,
       visitTimeoutMs: 30_000,
       // Found once at start-up; undefined: POST /scans answers 503 scanner_unavailable.
       chromiumPath: findChromium({ ...env, CHROMIUM_PATH: parsed.CHROMIUM_PATH }),

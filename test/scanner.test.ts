@@ -12,12 +12,14 @@ import { claimScan, failAbandoned, LEASE_MS } from '../src/scanner/queue.js';
 import { scannerWorkerOf } from '../src/scanner/worker.js';
 import { setupProject, startService, type SiteProject } from './e2e/harness.js';
 import { team } from './helpers/fixtures.js';
-import { startScanSites, TRACKER_HOST, type ScanSites } from './helpers/scan-sites.js';
-import { startTestServer, type TestServer } from './helpers/server.js';
+import { AD_PIXEL_HOST, startScanSites, startTagSite, TRACKER_HOST, type ScanSites, type TagSite } from './helpers/scan-sites.js';
+import { sealingByTest, startTestServer, type TestServer } from './helpers/server.js';
 import { startReceiver, type Receiver } from './helpers/webhook-receiver.js';
 
 const scansPath = (projectId: string, rest = '') => `/api/platform/projects/${projectId}/scans${rest}`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Fixture pages that write nothing late need no dwell window: keeps these scans short (the late writer has its own). */
+const shortDwell = () => ({ scanner: { ...loadConfig().scanner, dwellMs: 200 } });
 
 /** Polls the scan until the worker has finished it (done or failed). */
 async function settled(server: TestServer, token: string, projectId: string, scanId: string) {
@@ -42,7 +44,7 @@ describe('a scan of fixture sites in Chromium', () => {
 
   beforeAll(async () => {
     let resolve: (host: string) => Promise<string[]> = async () => [];
-    const started = await startService({}, { scannerNetwork: { resolve: (host) => resolve(host) } });
+    const started = await startService(shortDwell(), { scannerNetwork: { resolve: (host) => resolve(host) } });
     server = started.server;
     project = await setupProject(server);
     sites = await startScanSites(started.serviceUrl, project.key);
@@ -99,6 +101,7 @@ describe('a scan of fixture sites in Chromium', () => {
       resourceType: 'image',
       // Chromium names the script for some requests and only the document for others (an Image from a script).
       initiator: expect.stringMatching(new RegExp(`^${sites.origin}/(good|ads\\.js)$`)),
+      afterDecision: true,
     });
     expect(accepted.storage).toContainEqual({ area: 'local', key: '_ga_state' });
   });
@@ -184,6 +187,115 @@ describe('a scan of fixture sites in Chromium', () => {
     });
     expect(unknown.status).toBe(400);
     expect(unknown.body.details).toEqual([{ path: ['cookies', 0, 'purposeKey'], message: 'Unknown purpose key nope' }]);
+  });
+});
+
+describe('a scan misses nothing a visitor gets, and its own clicks leave no receipts', () => {
+  let server: TestServer;
+  let site: TagSite;
+  let project: SiteProject;
+  let receiver: Receiver;
+  let scan: any;
+  let shop: string;
+  let before: Record<string, unknown>;
+
+  /** Everything a visitor's decision would touch: receipts, analytics, the ledger's queue and leaves, webhooks. */
+  async function decisionTraces() {
+    const db = server.services.db.prisma;
+    const where = { where: { projectId: project.projectId } };
+    const stats = await server.request('GET', `/api/platform/projects/${project.projectId}/stats`, { token: project.ownerToken });
+    const batches = await db.ledgerPendingBatch.findMany({ ...where, select: { count: true } });
+    return {
+      receipts: await db.receipt.count(where),
+      stats: stats.body,
+      ledgerPending: batches.reduce((sum, batch) => sum + batch.count, 0) + (await db.ledgerPending.count(where)),
+      ledgerLeaves: await db.ledgerLeaf.count(where),
+      webhookEvents: await db.webhookEvent.count(where),
+      webhookDeliveries: await db.webhookDelivery.count(where),
+      received: receiver.received.length,
+    };
+  }
+
+  beforeAll(async () => {
+    let resolve: (host: string) => Promise<string[]> = async () => [];
+    // The default dwell window (SCANNER_DWELL_MS); sealing left to the test, so the ledger's queue stays as it is.
+    const started = await startService(sealingByTest(), { scannerNetwork: { resolve: (host) => resolve(host), ignoreHttpsErrors: true } });
+    server = started.server;
+    project = await setupProject(server);
+    site = await startTagSite(started.serviceUrl, project.key);
+    resolve = site.resolve;
+    receiver = await startReceiver();
+    shop = `${site.origin}/shop`;
+    const base = `/api/platform/projects/${project.projectId}`;
+    expect((await server.request('PUT', `${base}/allowed-origins`, { token: project.ownerToken, body: { origins: [site.origin] } })).status).toBe(200);
+    expect((await server.request('PUT', `${base}/webhook`, { token: project.ownerToken, body: { url: receiver.url } })).status).toBe(200);
+    // The operator mapped _ga to analytics: the SDK removes it once analytics is refused.
+    const mapped = await server.request('POST', `${base}/consent/experience/cookies`, { token: project.ownerToken, body: { cookies: [{ name: '_ga', purposeKey: 'analytics' }] } });
+    expect(mapped.status, mapped.text).toBe(200);
+    expect((await server.request('POST', `${base}/consent/publish`, { token: project.ownerToken })).status).toBe(201);
+    before = await decisionTraces();
+    const queued = await server.request('POST', scansPath(project.projectId), { token: project.ownerToken, body: { urls: [shop] } });
+    expect(queued.status, queued.text).toBe(202);
+    scan = await settled(server, project.ownerToken, project.projectId, queued.body.scan.id);
+  }, 240_000);
+
+  afterAll(async () => {
+    await server?.close();
+    await site?.close();
+    await receiver?.close();
+  });
+
+  it('loads the page again (and one more same-site page) after Reject all, and sees the tag that sets _ga on every view', () => {
+    expect(scan.status, scan.error).toBe('done');
+    const clicked = visit(scan, shop, 'reject');
+    expect(clicked.decided, JSON.stringify({ error: clicked.error, bannerShown: clicked.bannerShown, sdk: clicked.sdk, loads: clicked.loads })).toBe(true);
+    const finding = findings(scan, 'after_reject', shop).find((f: any) => f.subject.name === '_ga');
+    expect(finding).toMatchObject({ category: 'analytics', evidence: { visit: 'reject', write: { load: 'reload', setBy: { type: 'script', url: `${site.origin}/ga.js` } } } });
+    const rejected = visit(scan, shop, 'reject');
+    expect(rejected.decided).toBe(true);
+    expect(rejected.loads.map((load: any) => [load.phase, load.url, load.status])).toEqual([
+      ['first', shop, 200],
+      ['reload', shop, 200],
+      ['next', `${site.origin}/contact`, 200],
+    ]);
+    // The SDK removed _ga again on each load, so the jar at the end does not hold it; its writes are seen.
+    expect(rejected.cookies.map((c: any) => c.name)).not.toContain('_ga');
+    const rewritten = rejected.writes.filter((w: any) => w.type === 'cookie' && w.name === '_ga' && w.afterDecision);
+    expect(rewritten.map((w: any) => w.load)).toEqual(['reload', 'next']);
+    // _ga is mapped: not unmapped.
+    expect(names(findings(scan, 'unmapped'))).not.toContain('cookie:_ga');
+  });
+
+  it('watches writes over the dwell window after network idle: a tag writing _clck 1.5 s after load is found', () => {
+    const first = visit(scan, shop, 'before');
+    expect(first.cookies.map((c: any) => c.name)).toContain('_clck');
+    expect(names(findings(scan, 'before_consent', shop))).toContain('cookie:_clck');
+    const late = first.writes.find((w: any) => w.name === '_clck');
+    expect(late).toMatchObject({ type: 'cookie', load: 'first', party: 'first', afterDecision: false, attributes: 'max-age=31536000; path=/', setBy: { type: 'script', url: shop, inline: true } });
+    expect(late.atMs).toBeGreaterThanOrEqual(1500);
+  });
+
+  it('allows third-party cookies as a desktop browser does: the ad pixel sets fr, recorded as third party with its response', () => {
+    const first = visit(scan, shop, 'before');
+    const fr = first.cookies.find((c: any) => c.name === 'fr');
+    expect(fr).toMatchObject({ domain: '.facebook.com', party: 'third', secure: true, httpOnly: true, sameSite: 'None', setBy: { type: 'response', url: `https://${AD_PIXEL_HOST}:${site.pixelPort}/tr` } });
+    expect(first.writes).toContainEqual(expect.objectContaining({ type: 'cookie', name: 'fr', domain: 'facebook.com', party: 'third', setBy: { type: 'response', url: `https://${AD_PIXEL_HOST}:${site.pixelPort}/tr` } }));
+    expect(findings(scan, 'before_consent', shop).find((f: any) => f.subject.name === 'fr')).toMatchObject({ category: 'marketing', vendor: 'Facebook' });
+    expect(names(findings(scan, 'after_reject', shop))).toEqual(expect.arrayContaining(['cookie:_clck', 'cookie:_ga', 'cookie:fr', `request:${AD_PIXEL_HOST}`]));
+  });
+
+  it('names the page (inline script) for a cookie an inline script sets once the SDK releases it, not the SDK file', () => {
+    const accepted = visit(scan, shop, 'accept');
+    expect(accepted.cookies.find((c: any) => c.name === '_gid')).toMatchObject({ party: 'first', setBy: { type: 'script', url: shop, inline: true } });
+    expect(visit(scan, shop, 'reject').cookies.map((c: any) => c.name)).not.toContain('_gid');
+  });
+
+  it("answers the SDK's consent request inside the browser: no receipt, analytics, ledger entry or webhook from the scan", async () => {
+    expect(await decisionTraces()).toEqual(before);
+    expect(before).toMatchObject({ receipts: 0, ledgerPending: 0, webhookDeliveries: 0 });
+    // The SDK did send its decisions (and stored them: the reload showed no banner); they were answered here.
+    expect(visit(scan, shop, 'reject').consentRequestsAnswered).toBe(1);
+    expect(visit(scan, shop, 'accept').consentRequestsAnswered).toBe(1);
   });
 });
 
@@ -369,7 +481,7 @@ describe('scheduled scans', () => {
 
   beforeAll(async () => {
     let resolve: (host: string) => Promise<string[]> = async () => [];
-    const started = await startService({}, { now: () => new Date(clock), scannerNetwork: { resolve: (host) => resolve(host) } });
+    const started = await startService(shortDwell(), { now: () => new Date(clock), scannerNetwork: { resolve: (host) => resolve(host) } });
     server = started.server;
     project = await setupProject(server);
     sites = await startScanSites(started.serviceUrl, project.key);

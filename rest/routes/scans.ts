@@ -108,7 +108,12 @@ const ScanReportBody = z
     versionNumber: z.number().int().nullable().describe('the version live when the scan ran'),
     browser: z.object({ name: z.string(), version: z.string() }),
     catalogue: z.record(z.string(), z.unknown()).describe('the cookie catalogue snapshot the findings used'),
-    limits: z.object({ pages: z.number().int(), visitTimeoutMs: z.number().int(), maxPageBytes: z.number().int() }),
+    limits: z.object({
+      pages: z.number().int(),
+      visitTimeoutMs: z.number().int(),
+      maxPageBytes: z.number().int(),
+      dwellMs: z.number().int().optional().describe('how long each judged load was watched for late writes after network idle (reports since SCANNER_DWELL_MS)'),
+    }),
     pages: z.array(z.record(z.string(), z.unknown())).describe('each page with its three visits (docs/scanner.md)'),
     findings: z.array(Finding),
     inventory: z

@@ -1,6 +1,6 @@
 // What a scan's observations mean for the operator (extensions.md section 7, docs/scanner.md "Findings").
 import type { Catalogue, Category, Classification } from './catalogue.js';
-import type { ObservedCookie, ObservedRequest, ObservedStorage, VisitResult } from './visit.js';
+import type { ObservedCookie, ObservedRequest, ObservedStorage, ObservedWrite, VisitResult } from './visit.js';
 
 export const FINDING_TYPES = ['before_consent', 'after_reject', 'unclassified_request', 'unmapped', 'sdk_missing', 'banner_missing'] as const;
 export type FindingType = (typeof FINDING_TYPES)[number];
@@ -63,15 +63,30 @@ export function isMapped(name: string, patterns: string[]): boolean {
 }
 
 type Item =
-  | { kind: 'cookie'; name: string; seen: ObservedCookie; class: Classification }
-  | { kind: 'storage'; name: string; seen: ObservedStorage; class: Classification }
-  | { kind: 'request'; name: string; seen: ObservedRequest; class: Classification };
+  | { kind: 'cookie'; name: string; seen: ObservedCookie | null; write: ObservedWrite | null; class: Classification }
+  | { kind: 'storage'; name: string; seen: ObservedStorage | null; write: ObservedWrite | null; class: Classification }
+  | { kind: 'request'; name: string; seen: ObservedRequest; write: null; class: Classification };
 
+/**
+ * What a visit shows, to be judged: in a before visit everything; after a decision, what the browser still
+ * holds at the end (cookie jar, storage keys), what was written and requested once the decision was made
+ * (the reload and the next page included), so a tag that sets `_ga` again on every page view is seen even
+ * when the SDK removes it a moment later. A cookie or key both held and written carries both as evidence.
+ */
 function itemsOf(visit: VisitResult, catalogue: Catalogue): Item[] {
+  const judged = visit.kind === 'before' ? () => true : (afterDecision: boolean) => afterDecision;
+  const writes = visit.writes.filter((write) => judged(write.afterDecision));
+  const writeOf = (type: ObservedWrite['type'], name: string) => writes.find((write) => write.type === type && write.name === name) ?? null;
+  const held = new Set([...visit.cookies.map((c) => `cookie ${c.name}`), ...visit.storage.map((s) => `storage ${s.key}`)]);
   return [
-    ...visit.cookies.map((seen): Item => ({ kind: 'cookie', name: seen.name, seen, class: catalogue.name(seen.name) })),
-    ...visit.storage.map((seen): Item => ({ kind: 'storage', name: seen.key, seen, class: catalogue.name(seen.key) })),
-    ...visit.requests.map((seen): Item => ({ kind: 'request', name: seen.host, seen, class: catalogue.host(seen.host) })),
+    ...visit.cookies.map((seen): Item => ({ kind: 'cookie', name: seen.name, seen, write: writeOf('cookie', seen.name), class: catalogue.name(seen.name) })),
+    ...visit.storage.map((seen): Item => ({ kind: 'storage', name: seen.key, seen, write: writeOf('storage', seen.key), class: catalogue.name(seen.key) })),
+    ...writes
+      .filter((write) => !held.has(`${write.type} ${write.name}`))
+      .map((write): Item => ({ kind: write.type, name: write.name, seen: null, write, class: catalogue.name(write.name) }) as Item),
+    ...visit.requests
+      .filter((seen) => judged(seen.afterDecision))
+      .map((seen): Item => ({ kind: 'request', name: seen.host, seen, write: null, class: catalogue.host(seen.host) })),
   ];
 }
 
@@ -104,10 +119,15 @@ export function findingsOf(pages: ScannedPage[], context: FindingContext): Findi
       }
     }
     for (const visit of page.visits) {
-      for (const cookie of visit.cookies) {
+      // Cookies held at the end, then those only seen written (set and removed within the visit).
+      const cookies = [
+        ...visit.cookies.map((cookie) => ({ name: cookie.name, seen: cookie, write: null })),
+        ...visit.writes.filter((write) => write.type === 'cookie').map((write) => ({ name: write.name, seen: null, write })),
+      ];
+      for (const cookie of cookies) {
         if (isMapped(cookie.name, context.mappedCookies)) continue;
         const classification = context.catalogue.name(cookie.name);
-        const finding = itemFinding('unmapped', page.url, { kind: 'cookie', name: cookie.name, seen: cookie, class: classification }, visit.kind);
+        const finding = itemFinding('unmapped', page.url, { kind: 'cookie', ...cookie, class: classification }, visit.kind);
         finding.suggestedPurposeKey = suggestPurpose(classification.category, context.purposes);
         add(finding);
       }
@@ -129,7 +149,8 @@ function itemFinding(type: FindingType, pageUrl: string, item: Item, visit: Visi
     vendor: item.class.vendor,
     description: item.class.description,
     suggestedPurposeKey: null,
-    evidence: { visit, [item.kind]: item.seen, matched: item.class.matched, source: item.class.source },
+    // The item as the browser holds it (when it does) and, when it was seen written, that write.
+    evidence: { visit, ...(item.seen ? { [item.kind]: item.seen } : {}), ...(item.write ? { write: item.write } : {}), matched: item.class.matched, source: item.class.source },
   };
 }
 
@@ -139,6 +160,7 @@ export function summarize(pages: ScannedPage[], findings: Finding[]) {
   let refused = 0;
   for (const visit of pages.flatMap((page) => page.visits)) {
     for (const cookie of visit.cookies) cookieNames.add(cookie.name);
+    for (const write of visit.writes) if (write.type === 'cookie') cookieNames.add(write.name);
     for (const request of visit.requests) hosts.add(request.host);
     refused += visit.refused.length;
   }

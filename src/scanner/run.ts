@@ -23,6 +23,9 @@ export interface ScanEnvironment {
   policy: AddressPolicy;
   visitTimeoutMs: number;
   maxPageBytes: number;
+  /** Writes are watched this long after network idle on each judged load (SCANNER_DWELL_MS). */
+  dwellMs: number;
+  ignoreHttpsErrors?: boolean;
   isProjectKey(key: string): boolean;
   findings: Omit<FindingContext, 'catalogue'>;
   versionNumber: number | null;
@@ -50,6 +53,10 @@ export async function scanPages(job: ScanJob, env: ScanEnvironment): Promise<Sca
           policy: env.policy,
           timeoutMs: env.visitTimeoutMs,
           maxBytes: env.maxPageBytes,
+          dwellMs: env.dwellMs,
+          ignoreHttpsErrors: env.ignoreHttpsErrors,
+          // After the decision the visit also loads one more same-site page (the first link of the before visit).
+          nextUrl: visits[0]?.links.find((link) => normalize(link) !== next.url) ?? null,
           isProjectKey: env.isProjectKey,
         }),
       );
@@ -67,7 +74,7 @@ export async function scanPages(job: ScanJob, env: ScanEnvironment): Promise<Sca
 }
 
 /** The report as stored and downloaded; `hashes.reportHash` covers everything else in it (canonical JSON, like evidence). */
-export function buildReport(job: ScanJob, env: Pick<ScanEnvironment, 'catalogue' | 'versionNumber' | 'visitTimeoutMs' | 'maxPageBytes' | 'findings'>, pages: ScannedPage[], meta: { browserVersion: string; finishedAt: Date }) {
+export function buildReport(job: ScanJob, env: Pick<ScanEnvironment, 'catalogue' | 'versionNumber' | 'visitTimeoutMs' | 'maxPageBytes' | 'dwellMs' | 'findings'>, pages: ScannedPage[], meta: { browserVersion: string; finishedAt: Date }) {
   const findings = findingsOf(pages, { ...env.findings, catalogue: env.catalogue });
   const report = {
     scan: {
@@ -82,7 +89,7 @@ export function buildReport(job: ScanJob, env: Pick<ScanEnvironment, 'catalogue'
     versionNumber: env.versionNumber,
     browser: { name: 'Chromium', version: meta.browserVersion },
     catalogue: env.catalogue.snapshot,
-    limits: { pages: job.urls.length + job.followLinks, visitTimeoutMs: env.visitTimeoutMs, maxPageBytes: env.maxPageBytes },
+    limits: { pages: job.urls.length + job.followLinks, visitTimeoutMs: env.visitTimeoutMs, maxPageBytes: env.maxPageBytes, dwellMs: env.dwellMs },
     pages: pages.map((page) => ({ ...page, visits: page.visits.map(({ links: _links, ...visit }) => visit) })),
     findings,
     inventory: inventoryOf(pages, { catalogue: env.catalogue, startedAt: job.startedAt }),

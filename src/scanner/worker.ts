@@ -2,7 +2,7 @@
 // claimed from the database queue (src/scanner/queue.ts), each run in one Chromium this worker launches on
 // first need and keeps. Scheduled scans are queued by the same loop.
 import { hostname } from 'node:os';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { uuidv7 } from 'uuidv7';
 import { sha256Hex } from '../auth/tokens.js';
 import { readDraft } from '../consent/draft.js';
@@ -15,6 +15,7 @@ import { isAllowedAddress } from '../webhooks/address.js';
 import { projectWebhookEvent } from '../webhooks/outbox.js';
 import { wakeWebhookWorker } from '../webhooks/worker.js';
 import type { Worker } from '../workers.js';
+import { launchScanningBrowser } from './browser.js';
 import { loadCatalogue } from './catalogue.js';
 import { SCANNER_CHROMIUM_ARGS } from './chromium.js';
 import type { Finding } from './findings.js';
@@ -40,6 +41,8 @@ export const scannerWorkerOf = (services: Services) => byServices.get(services);
 export interface ScannerNetwork {
   resolve?(host: string): Promise<string[]>;
   publicStandIns?: string[];
+  /** Accept any TLS certificate (a fixture's self-signed one for an https "ad pixel" host); tests only. */
+  ignoreHttpsErrors?: boolean;
 }
 
 export function addressPolicy(services: Services): AddressPolicy {
@@ -232,7 +235,7 @@ export class ScannerWorker implements Worker {
 
   private launch(): Promise<Browser> {
     if (!this.browser) {
-      const launching = chromium.launch({ executablePath: this.executablePath, args: SCANNER_CHROMIUM_ARGS });
+      const launching = launchScanningBrowser({ executablePath: this.executablePath, args: SCANNER_CHROMIUM_ARGS });
       this.browser = launching;
       launching.then(
         (browser) => browser.on('disconnected', () => this.browser === launching && (this.browser = undefined)),
@@ -262,6 +265,8 @@ export class ScannerWorker implements Worker {
         policy: addressPolicy(services),
         visitTimeoutMs: services.config.scanner.visitTimeoutMs,
         maxPageBytes: services.config.scanner.maxPageBytes,
+        dwellMs: services.config.scanner.dwellMs,
+        ignoreHttpsErrors: services.scannerNetwork?.ignoreHttpsErrors === true,
         now: services.now,
         stillOurs: async () => !lost && !this.stopped,
         ...project,

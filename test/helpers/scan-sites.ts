@@ -3,7 +3,9 @@
 // them before any decision (/leaky), a page without the SDK (/nosdk); and a tracker on a second loopback
 // address (127.0.0.2) that the scanner reaches as `px.ads.linkedin.com` through its resolver.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import selfsigned from 'selfsigned';
 
 // Not on Chromium's HSTS preload list (doubleclick.net is: the browser would upgrade the pixel to https).
 export const TRACKER_HOST = 'px.ads.linkedin.com';
@@ -20,7 +22,7 @@ export interface ScanSites {
   close(): Promise<void>;
 }
 
-async function listen(server: Server, host: string): Promise<number> {
+async function listen(server: Server | import('node:https').Server, host: string): Promise<number> {
   await new Promise<void>((done) => server.listen(0, host, done));
   return (server.address() as AddressInfo).port;
 }
@@ -87,6 +89,78 @@ ${head}
       site.closeAllConnections();
       tracker.closeAllConnections();
       await Promise.all([new Promise((done) => site.close(done)), new Promise((done) => tracker.close(done))]);
+    },
+  };
+}
+
+// The ad pixel of the tag site: a name the catalogue knows (Meta), served over https by a second loopback
+// address with a self-signed certificate (SameSite=None cookies must be Secure, and Secure ones need https).
+export const AD_PIXEL_HOST = 'www.facebook.com';
+
+export interface TagSite {
+  /** http://127.0.0.1:<port>: /shop (the tags below) and /contact (the analytics tag again). */
+  origin: string;
+  pixelPort: number;
+  /** Maps AD_PIXEL_HOST to the pixel's address, localhost to loopback. */
+  resolve(host: string): Promise<string[]>;
+  pixelRequests: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * A shop with the tags a scan must not miss, on a page with the project's SDK:
+ * - an un-gated analytics tag (`/ga.js`) that sets `_ga` on every page view, whatever the visitor decided;
+ * - a tag that writes `_clck` 1.5 s after the load event (late, as Clarity does);
+ * - an inline script held for analytics (`data-consent`) that sets `_gid` once released;
+ * - an ad pixel on another site, over https, whose answer sets the third-party cookie `fr` (SameSite=None; Secure).
+ */
+export async function startTagSite(serviceUrl: string, key: string): Promise<TagSite> {
+  const pixelRequests: string[] = [];
+  const pems = await selfsigned.generate([{ name: 'commonName', value: AD_PIXEL_HOST }], {
+    keySize: 2048,
+    extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: AD_PIXEL_HOST }] }],
+  });
+  const pixel = createHttpsServer({ key: pems.private, cert: pems.cert }, (req, res) => {
+    pixelRequests.push(req.url ?? '');
+    res.writeHead(200, { 'Content-Type': 'image/gif', 'Set-Cookie': 'fr=0.pixel-id; Domain=.facebook.com; Path=/; Max-Age=7776000; SameSite=None; Secure; HttpOnly' }).end(GIF);
+  });
+  const pixelPort = await listen(pixel, '127.0.0.2');
+  const sdk = `<script src="${serviceUrl}/sdk/v2/consent.js"></script>
+<script>ConsentSDK.init({ publicKey: ${JSON.stringify(key)}, apiBaseUrl: ${JSON.stringify(serviceUrl)} });</script>`;
+  const site = createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://site').pathname;
+    const html = (title: string, head: string, body: string) =>
+      res
+        .writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' })
+        .end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>\n${head}\n</head><body><h1>${title}</h1>${body}</body></html>`);
+    switch (path) {
+      case '/ga.js':
+        return void res.writeHead(200, { 'Content-Type': 'text/javascript' }).end("document.cookie = '_ga=GA1.1.' + Date.now() + '; max-age=63072000; path=/';");
+      case '/shop':
+        return void html(
+          'Tag shop',
+          `${sdk}
+<script src="/ga.js"></script>
+<script>addEventListener('load', function () { setTimeout(function () { document.cookie = '_clck=late.1; max-age=31536000; path=/'; }, 1500); });</script>
+<script type="text/plain" data-consent="analytics">document.cookie = '_gid=GA1.1.released; max-age=86400; path=/';</script>`,
+          `<img alt="" src="https://${AD_PIXEL_HOST}:${pixelPort}/tr?id=1&ev=PageView"> <a href="/contact">Contact</a>`,
+        );
+      case '/contact':
+        return void html('Contact', `${sdk}\n<script src="/ga.js"></script>`, '<a href="/shop">Shop</a>');
+      default:
+        res.writeHead(404).end();
+    }
+  });
+  const port = await listen(site, '127.0.0.1');
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    pixelPort,
+    pixelRequests,
+    resolve: async (host) => (host === AD_PIXEL_HOST ? ['127.0.0.2'] : host === 'localhost' ? ['127.0.0.1'] : []),
+    close: async () => {
+      site.closeAllConnections();
+      pixel.closeAllConnections();
+      await Promise.all([new Promise((done) => site.close(done)), new Promise((done) => pixel.close(done))]);
     },
   };
 }

@@ -1761,6 +1761,8 @@ export interface components {
                 pages: number;
                 visitTimeoutMs: number;
                 maxPageBytes: number;
+                /** @description how long each judged load was watched for late writes after network idle (reports since SCANNER_DWELL_MS) */
+                dwellMs?: number;
             };
             /** @description each page with its three visits (docs/scanner.md) */
             pages: {
