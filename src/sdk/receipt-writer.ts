@@ -10,6 +10,7 @@ import { wakeWebhookWorker } from '../webhooks/worker.js';
 import { rollupUpsert, type Decision } from '../stats/rollup.js';
 import { isCheckViolation, makeReceiptPartitions } from '../receipts/partitions.js';
 import { sdkCache } from './cache.js';
+import { tcfOf } from '../receipts/service.js';
 import type { ReceiptAction } from './consent.js';
 
 type Tx = Prisma.TransactionClient;
@@ -31,6 +32,9 @@ export interface NewReceipt {
   jurisdiction: string | null;
   action: ReceiptAction | null;
   gpp: string | null;
+  /** Issue 39: the TC string and Google AC string (null when not sent). */
+  tcString: string | null;
+  addtlConsent: string | null;
   /** How it answered the version's optional purposes, for the analytics rollup. */
   decision: Decision;
   apiKeyId: string;
@@ -177,14 +181,15 @@ export class ReceiptWriter {
                                ${column('consentHash')}::text[], ${receipts.map((r) => JSON.stringify(r.choices))}::text[],
                                ${column('installationId')}::text[], ${column('sdkVersion')}::text[], ${column('apiKeyId')}::text[],
                                ${receipts.map((r) => r.createdAt.toISOString())}::text[], ${column('locale')}::text[], ${column('gpc')}::boolean[],
-                               ${column('jurisdiction')}::text[], ${column('action')}::text[], ${column('gpp')}::text[])
+                               ${column('jurisdiction')}::text[], ${column('action')}::text[], ${column('gpp')}::text[],
+                               ${column('tcString')}::text[], ${column('addtlConsent')}::text[])
             WITH ORDINALITY AS r(id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc,
-                 jurisdiction, action, gpp, n)),
+                 jurisdiction, action, gpp, tc_string, addtl_consent, n)),
         stored AS (
           INSERT INTO receipts (id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc,
-                                jurisdiction, action, gpp)
+                                jurisdiction, action, gpp, tc_string, addtl_consent)
           SELECT id, project_id, version_id, consent_hash, choices::jsonb, installation_id, sdk_version, api_key_id, created_at::timestamptz, locale, gpc,
-                 jurisdiction, action, gpp
+                 jurisdiction, action, gpp, tc_string, addtl_consent
             FROM input)
         ${this.ledger ? Prisma.sql`, queued AS (
             -- One queue row per project of the batch, not per receipt. The batch's leaves come as one bytea, 32 bytes
@@ -220,6 +225,7 @@ export class ReceiptWriter {
               ...(receipt.jurisdiction !== null && { jurisdiction: receipt.jurisdiction }),
               ...(receipt.action !== null && { action: receipt.action }),
               ...(receipt.gpp !== null && { gpp: receipt.gpp }),
+              ...tcfOf(receipt),
             },
           })),
       );
