@@ -59,6 +59,9 @@ describe('POST /api/sdk/v1/consent', () => {
         'locale',
         'project_id',
         'sdk_version',
+        // Issue 39: the IAB TC string and Google AC string, only as a TCF banner sent them (docs/tcf.md).
+        'tc_string',
+        'addtl_consent',
         'version_id',
       ].sort(),
     );
