@@ -1,7 +1,11 @@
 // IAB TCF v2.3, service side (extensions.md section 11, docs/tcf.md): the experience's `tcf` settings, the vendor
 // lists fetched from a loopback copy of the IAB's host (test/fixtures/tcf), the SDK's vendor-list route, and
 // receipts carrying TC strings made and read by the IAB's own library.
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { GVL, Segment, TCModel, TCString } from '@iabtechlabtcf/core';
 import canonicalize from 'canonicalize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +14,11 @@ import { consentPath, evidencePath, publish, putDraft } from './helpers/consent.
 import { team } from './helpers/fixtures.js';
 import { createKey } from './helpers/sdk.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
-import { gvlFixture, startGvlServer, type GvlServer } from './helpers/tcf-gvl-server.js';
+import { migratedDataDir } from './helpers/service-process.js';
+import { gvlFixture, startGvlServer, TCF_FIXTURE_DIR, type GvlServer } from './helpers/tcf-gvl-server.js';
+
+// The compiled admin tool `npm run admin` runs (the suite's global setup builds dist/).
+const CLI = join(fileURLToPath(new URL('..', import.meta.url)), 'dist', 'src', 'admin', 'cli.js');
 
 let server: TestServer;
 let gvl: GvlServer;
@@ -266,6 +274,36 @@ describe('GET /api/sdk/v2/tcf/vendor-list and receipts with TC strings', () => {
       const res = await receipt(tcf);
       expect(res.status, JSON.stringify(tcf)).toBe(400);
       expect(res.body).toEqual({ error: expect.stringMatching(message), code: 'invalid_body' });
+    }
+  });
+});
+
+describe('npm run admin -- tcf import', () => {
+  it('stores the files of an offline installation, checked first: a file that is not a TCF file stores nothing', async () => {
+    const dataDir = migratedDataDir('tcf-import-');
+    const own = await startTestServer({ databaseUrl: undefined, dataDir });
+    try {
+      const fixture = (name: string) => fileURLToPath(new URL(name, TCF_FIXTURE_DIR));
+      const cli = (args: string[]) => {
+        const { DATABASE_URL: _url, ...env } = process.env;
+        return spawnSync(process.execPath, [CLI, 'tcf', 'import', ...args], { env: { ...env, DATA_DIR: dataDir }, encoding: 'utf8', timeout: 60_000 });
+      };
+      const refused = cli([fixture('vendor-list-v1.json'), fixture('README.md')]);
+      expect(refused.status).toBe(1);
+      expect(refused.stderr).toMatch(/README\.md/);
+      expect(await own.services.db.query('SELECT version FROM tcf_vendor_lists')).toEqual([]);
+
+      const files = ['vendor-list-v1.json', 'vendor-list-v2.json', 'purposes-fr.json', 'additional-consent-providers.csv'].map(fixture);
+      const done = cli(files);
+      expect(done.status, done.stderr).toBe(0);
+      expect(done.stdout).toContain('vendor list version 2');
+      expect(await own.services.db.query('SELECT version FROM tcf_vendor_lists ORDER BY version')).toEqual([{ version: 1 }, { version: 2 }]);
+      expect(await own.services.db.query('SELECT language, vendor_list_version FROM tcf_translations')).toEqual([{ language: 'fr', vendor_list_version: 2 }]);
+      const [acList] = await own.services.db.query<{ providers: { id: number }[] }>('SELECT providers FROM tcf_ac_provider_lists');
+      expect(acList!.providers.map((provider) => provider.id)).toEqual([39, 89, 1301]);
+    } finally {
+      await own.close();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });
