@@ -1,7 +1,7 @@
 // IAB TCF v2.3, service side (extensions.md section 11, docs/tcf.md): the experience's `tcf` settings, the vendor
 // lists fetched from a loopback copy of the IAB's host (test/fixtures/tcf), the SDK's vendor-list route, and
 // receipts carrying TC strings made and read by the IAB's own library.
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -284,17 +284,22 @@ describe('npm run admin -- tcf import', () => {
     const own = await startTestServer({ databaseUrl: undefined, dataDir });
     try {
       const fixture = (name: string) => fileURLToPath(new URL(name, TCF_FIXTURE_DIR));
+      // Asynchronous: the tool reaches the embedded database through this process's server (its socket).
       const cli = (args: string[]) => {
         const { DATABASE_URL: _url, ...env } = process.env;
-        return spawnSync(process.execPath, [CLI, 'tcf', 'import', ...args], { env: { ...env, DATA_DIR: dataDir }, encoding: 'utf8', timeout: 60_000 });
+        return new Promise<{ status: number; stdout: string; stderr: string }>((resolve) =>
+          execFile(process.execPath, [CLI, 'tcf', 'import', ...args], { env: { ...env, DATA_DIR: dataDir }, timeout: 120_000 }, (error, stdout, stderr) =>
+            resolve({ status: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+          ),
+        );
       };
-      const refused = cli([fixture('vendor-list-v1.json'), fixture('README.md')]);
+      const refused = await cli([fixture('vendor-list-v1.json'), fixture('README.md')]);
       expect(refused.status).toBe(1);
       expect(refused.stderr).toMatch(/README\.md/);
       expect(await own.services.db.query('SELECT version FROM tcf_vendor_lists')).toEqual([]);
 
       const files = ['vendor-list-v1.json', 'vendor-list-v2.json', 'purposes-fr.json', 'additional-consent-providers.csv'].map(fixture);
-      const done = cli(files);
+      const done = await cli(files);
       expect(done.status, done.stderr).toBe(0);
       expect(done.stdout).toContain('vendor list version 2');
       expect(await own.services.db.query('SELECT version FROM tcf_vendor_lists ORDER BY version')).toEqual([{ version: 1 }, { version: 2 }]);
