@@ -65,6 +65,8 @@ function nextRow(prefix: string): NewReceipt {
     jurisdiction: null,
     action: null,
     gpp: null,
+    tcString: null,
+    addtlConsent: null,
     decision: 'customised',
     apiKeyId: keyId,
     createdAt,

@@ -102,6 +102,8 @@ async function writeReceipt(fixture: Fixture): Promise<string> {
     jurisdiction: null,
     action: null,
     gpp: null,
+    tcString: null,
+    addtlConsent: null,
     decision: analytics ? 'acceptedAll' : 'rejectedAll',
     apiKeyId: fixture.apiKeyId,
     createdAt: services.now(),

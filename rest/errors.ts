@@ -21,6 +21,8 @@ export const STATUS_BY_CODE: Record<string, number> = {
   origin_not_allowed: 403,
   not_found: 404,
   no_published_version: 404,
+  tcf_not_enabled: 404,
+  tcf_vendor_list_missing: 404,
   method_not_allowed: 405,
   conflict: 409,
   receipt_not_sealed: 409,

@@ -89,6 +89,10 @@ const envSchema = z.object({
   LEDGER_PUBLIC_KEYS_FILE: z.string().optional(),
   LEDGER_SEAL_INTERVAL_MS: z.coerce.number().int().min(100).max(50_000).default(5000),
   // Trust X-Forwarded-For only when proxies we control set it: `true` (one proxy) or their number.
+  // IAB TCF (docs/tcf.md): the base of the IAB's GVL v3 files, Google's AC providers list, the shortest refresh.
+  TCF_GVL_URL: z.string().url().default('https://vendor-list.consensu.org/v3/'),
+  TCF_AC_PROVIDERS_URL: z.string().url().default('https://storage.googleapis.com/tcfac/additional-consent-providers.csv'),
+  TCF_GVL_MIN_REFRESH_S: z.coerce.number().int().min(1).default(300),
   TRUST_PROXY: z
     .string()
     .regex(/^(true|false|\d{1,2})$/, 'Must be true, false or the number of proxies in front of the service')
@@ -175,6 +179,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       /** Retired public keys that stay published (rotation). */
       publicKeys: parsed.LEDGER_PUBLIC_KEYS_FILE ? readPublicKeys(parsed.LEDGER_PUBLIC_KEYS_FILE) : [],
       sealIntervalMs: parsed.LEDGER_SEAL_INTERVAL_MS,
+    },
+    tcf: {
+      // Always ends in '/': the file names are resolved against it.
+      gvlUrl: parsed.TCF_GVL_URL.replace(/\/?$/, '/'),
+      acProvidersUrl: parsed.TCF_AC_PROVIDERS_URL,
+      minRefreshSeconds: parsed.TCF_GVL_MIN_REFRESH_S,
     },
     rateLimits: {
       registerPerHour: parsed.RATE_LIMIT_REGISTER_PER_HOUR,

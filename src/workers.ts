@@ -4,6 +4,7 @@ import { outageMonitor } from './db/unavailable.js';
 import { scannerWorker } from './scanner/worker.js';
 import { ledgerSealWorker } from './ledger/seal.js';
 import { receiptPartitionWorker } from './receipts/partitions.js';
+import { tcfRefreshWorker } from './tcf/refresh.js';
 import { startSdkCacheListener } from './sdk/cache.js';
 import type { Services } from './services.js';
 import { startWebhookWorker } from './webhooks/worker.js';
@@ -26,6 +27,7 @@ export function startWorkers(services: Services): Worker[] {
     sessionPurgeWorker(services),
     scannerWorker(services),
     ledgerSealWorker(services),
+    tcfRefreshWorker(services),
     // Measures the standby's lag every second; stopping closes its pool.
     ...(services.replica ? [services.replica.start()] : []),
   ];

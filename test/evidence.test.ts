@@ -60,6 +60,8 @@ async function addReceipts(version: Version, createdAt: Date[]) {
       jurisdiction: null,
       action: null,
       gpp: null,
+      tcString: null,
+      addtlConsent: null,
       decision: 'rejectedAll',
       apiKeyId: key.id,
       createdAt: at,

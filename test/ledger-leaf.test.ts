@@ -27,7 +27,11 @@ const receipt: fc.Arbitrary<ReceiptView> = fc.record({
   jurisdiction: nullable(text),
   action: nullable(fc.constantFrom('accept_all', 'reject_all', 'custom', 'opt_out', 'gpc')),
   gpp: nullable(text),
-});
+})
+  // Issue 39: an AC string only beside a TC string, as the consent route stores them.
+  .chain((r) =>
+  fc.record({ tcString: nullable(text), addtlConsent: nullable(text) }).map((tcf) => ({ ...r, tcString: tcf.tcString, addtlConsent: tcf.tcString === null ? null : tcf.addtlConsent })),
+);
 
 describe('the ledger’s receipt serializer', () => {
   it('writes what canonicalize writes for the exported receipt, and hashes to the verifier’s leaf', () => {
@@ -55,6 +59,8 @@ describe('the ledger’s receipt serializer', () => {
       jurisdiction: null,
       action: null,
       gpp: null,
+      tcString: null,
+      addtlConsent: null,
     };
     expect(canonicalReceipt(view)).toBeNull();
     const written = { ...view, projectId: 'p', apiKeyId: 'k', decision: 'custom' };

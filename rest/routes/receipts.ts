@@ -21,8 +21,48 @@ const Receipt = z
     jurisdiction: z.string().optional().describe('Location code the SDK acted on (DE, US-CA); only when the SDK sent it'),
     action: z.enum(RECEIPT_ACTIONS).optional().describe('What the visitor did; only when the SDK sent it'),
     gpp: z.string().optional().describe('The GPP string the SDK produced; only when the SDK sent it'),
+    tcf: z
+      .object({ tcString: z.string(), addtlConsent: z.string().optional() })
+      .optional()
+      .describe('IAB TCF: the TC string and Google AC string the banner produced; only when the SDK sent them (docs/tcf.md)'),
   })
   .meta({ id: 'Receipt' });
+
+const ids = z.array(z.number().int());
+const DecodedTcf = z
+  .object({
+    tcString: z.string(),
+    addtlConsent: z.string().nullable(),
+    version: z.number().int(),
+    cmpId: z.number().int(),
+    cmpVersion: z.number().int(),
+    consentScreen: z.number().int(),
+    consentLanguage: z.string(),
+    vendorListVersion: z.number().int(),
+    policyVersion: z.number().int(),
+    isServiceSpecific: z.boolean(),
+    useNonStandardTexts: z.boolean(),
+    purposeOneTreatment: z.boolean(),
+    publisherCountryCode: z.string(),
+    created: timestamp,
+    lastUpdated: timestamp,
+    purposeConsents: ids,
+    purposeLegitimateInterests: ids,
+    specialFeatureOptins: ids,
+    vendorConsents: ids,
+    vendorLegitimateInterests: ids,
+    vendorsDisclosed: ids,
+    publisherRestrictions: z.array(z.object({ purposeId: z.number().int(), type: z.string(), vendorIds: ids })),
+    publisher: z
+      .object({ purposeConsents: ids, purposeLegitimateInterests: ids, customPurposeConsents: ids, customPurposeLegitimateInterests: ids })
+      .nullable()
+      .describe('The publisher TC segment; null when the string has none'),
+    additionalConsent: z
+      .object({ version: z.number().int(), consented: ids, disclosed: ids })
+      .nullable()
+      .describe('The AC string: consented and disclosed-only Google ATP ids; null without one'),
+  })
+  .meta({ id: 'DecodedTcf' });
 
 const base = '/api/platform/projects/:projectId/receipts';
 
@@ -55,6 +95,19 @@ const CONTENT_TYPES = {
 } as const;
 
 export const receiptsRoutes: RouteDef[] = [
+  route({
+    method: 'GET',
+    path: `${base}/:receiptId/tcf`,
+    summary: 'A receipt’s IAB TC string and Google AC string, decoded by the IAB’s library (Viewer or above; docs/tcf.md)',
+    auth: 'session',
+    operation: 'ReceiptTcf',
+    variables: ({ params }) => ({ projectId: params.projectId, receiptId: params.receiptId }),
+    respond: (data) => ({ status: 200, body: data.receiptTcf }),
+    responses: {
+      200: { description: 'The decoded strings', schema: DecodedTcf },
+      ...sessionErrors,
+    },
+  }),
   route({
     method: 'GET',
     path: base,

@@ -13,6 +13,7 @@ import { sdkConfigFromMemory, type SdkConfig } from '../../src/sdk/config.js';
 import { sdkConfigV2FromMemory, type SdkConfigV2 } from '../../src/sdk/config-v2.js';
 import { consentBody } from '../../src/sdk/consent.js';
 import { isStorableText } from '../../src/storable-text.js';
+import { publishedTcfSettings } from '../../src/tcf/settings.js';
 import { fromGraphQLError } from '../errors.js';
 import { route, type RestRequest, type RestResponse, type RouteDef } from '../route.js';
 import { conditionalHeaders, ErrorBody, ifNoneMatch, pick, sessionErrors, timestamp, validationError } from '../schemas.js';
@@ -171,6 +172,7 @@ const SdkConfigV2Body = SdkConfigBody.extend({
     gpp: z
       .object({ mspaCoveredTransaction: z.boolean(), mspaMode: z.enum(['none', 'opt-out-option', 'service-provider']) })
       .describe('The GPP settings (MSPA), defaults filled in'),
+    tcf: publishedTcfSettings.optional().describe('IAB TCF settings as published, with the pinned vendorListVersion (docs/tcf.md); absent: no TCF'),
   }),
   jurisdiction: z
     .object({ code: z.string().describe('DE, US, US-CA, …'), rule: z.string().nullable().describe('The id of the matching rule; null when none matched') })
@@ -178,6 +180,29 @@ const SdkConfigV2Body = SdkConfigBody.extend({
     .describe('Where the visitor is (GEO_COUNTRY_HEADER / GEO_REGION_HEADER, or the override); null without a usable location'),
   mode: z.enum(['opt-in', 'opt-out', 'notice', 'none']).describe('The consent mode of the matching rule (opt-in when none matched)'),
 });
+
+// The IAB's GVL v3 shapes (docs/tcf.md), as much as a client relies on; the IAB may add fields.
+const gvlItem = z.looseObject({ id: z.number().int(), name: z.string(), description: z.string() });
+const gvlMap = (item: z.ZodType) => z.record(z.string(), item);
+const SdkTcfVendorListBody = z
+  .object({
+    vendorListVersion: z.number().int().describe('The GVL version the live consent version pinned'),
+    tcfPolicyVersion: z.number().int(),
+    language: z.string().describe('ISO 639-1 language of the texts (en when the IAB’s translation is not held): the TC string’s ConsentLanguage'),
+    purposes: gvlMap(gvlItem),
+    specialPurposes: gvlMap(gvlItem),
+    features: gvlMap(gvlItem),
+    specialFeatures: gvlMap(gvlItem),
+    stacks: gvlMap(gvlItem.extend({ purposes: z.array(z.number().int()), specialFeatures: z.array(z.number().int()) })),
+    dataCategories: gvlMap(gvlItem),
+    vendors: gvlMap(z.looseObject({ id: z.number().int(), name: z.string(), purposes: z.array(z.number().int()) })).describe(
+      'The live version’s vendors as the GVL declares them (purposes, legitimate interests, special purposes, features, retention, data categories, storage disclosures, privacy URLs)',
+    ),
+    googleAtps: z
+      .array(z.object({ id: z.number().int(), name: z.string(), policyUrl: z.string(), domains: z.array(z.string()) }))
+      .describe('The live version’s Google Additional Consent providers'),
+  })
+  .meta({ id: 'SdkTcfVendorList' });
 
 /** The operation's data or the domain object, flattened to the same fields. */
 interface ConfigV2Data {
@@ -367,6 +392,38 @@ const sdkApiRoutes: RouteDef[] = [
       403: { description: 'revoked_key or origin_not_allowed', schema: SdkError },
       404: { description: 'no_published_version', schema: SdkError },
       429: { description: 'rate_limited (Retry-After, X-RateLimit-*); one allowance with v1 config', schema: SdkError },
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/sdk/v2/tcf/vendor-list',
+    summary:
+      'SDK v2, IAB TCF: what the live version’s TCF banner shows: its vendors and Google ATPs from the Global Vendor List version it ' +
+      'pinned, with the IAB’s purpose, feature, stack and data category texts in the locale’s language (Bearer publishable key; key, ' +
+      'origin and rate limit as the v2 config; ETag = SHA-256 of the body, 304; cacheable by a CDN). docs/tcf.md',
+    auth: 'publishableKey',
+    operation: 'SdkTcfVendorList',
+    requestHeaders: conditionalHeaders,
+    queryParams: z.object({
+      locale: z.string().optional().describe('BCP 47 tag; resolved as the v2 config does (exact tag, language, default locale), then its language'),
+      key: z.string().optional().describe('For compatibility only; the SDK sends the key as Bearer'),
+    }),
+    variables: ({ query }) => ({ key: query.key, locale: query.locale }),
+    respond: (data: { sdkTcfVendorList: object }, req) => {
+      const body = Buffer.from(JSON.stringify(data.sdkTcfVendorList));
+      const etag = `"${createHash('sha256').update(body).digest('hex')}"`;
+      return chosenAnswer(frozenAnswers(body, etag, { ETag: etag, 'Cache-Control': CONFIG_CACHE_CONTROL }), req.headers);
+    },
+    responses: {
+      200: { description: 'The vendor list subset in the locale’s language', schema: SdkTcfVendorListBody },
+      304: { description: 'If-None-Match matched the ETag' },
+      401: { description: 'invalid_key', schema: SdkError },
+      403: { description: 'revoked_key or origin_not_allowed', schema: SdkError },
+      404: {
+        description: 'no_published_version, tcf_not_enabled (the live version does not use TCF) or tcf_vendor_list_missing (its pinned GVL is not held)',
+        schema: SdkError,
+      },
+      429: { description: 'rate_limited (Retry-After, X-RateLimit-*); one allowance with the config', schema: SdkError },
     },
   }),
   route({

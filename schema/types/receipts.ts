@@ -1,5 +1,7 @@
 import { listReceipts, planExport, type ExportRequest, type ReceiptView } from '../../src/receipts/service.js';
 import { builder } from '../builder.js';
+import { receiptTcf } from '../../src/tcf/receipt-tcf.js';
+import { decodeTcfReceipt } from '../../src/tcf/tc-string.js';
 import { Node } from './node.js';
 
 export const Receipt = builder.objectRef<ReceiptView>('Receipt').implement({
@@ -22,6 +24,16 @@ export const Receipt = builder.objectRef<ReceiptView>('Receipt').implement({
       description: 'What the visitor did (accept_all, reject_all, custom, opt_out, gpc), when the SDK said',
     }),
     gpp: t.exposeString('gpp', { nullable: true, description: 'The GPP string the SDK produced, when it sent one' }),
+    tcString: t.exposeString('tcString', { nullable: true, description: 'The IAB TC string the TCF banner produced, when the SDK sent one (docs/tcf.md)' }),
+    addtlConsent: t.exposeString('addtlConsent', { nullable: true, description: "Google's Additional Consent string, when the SDK sent one" }),
+    tcf: t.field({
+      type: 'JSON',
+      nullable: true,
+      description:
+        'The TC string and AC string decoded by the IAB’s library (purposes, vendors, legitimate interests, special features, publisher ' +
+        'restrictions, publisher segment, AC providers); null without a TC string',
+      resolve: (receipt) => (receipt.tcString === null ? null : decodeTcfReceipt(receipt.tcString, receipt.addtlConsent)),
+    }),
   }),
 });
 
@@ -57,6 +69,13 @@ builder.queryFields((t) => ({
     },
     authScopes: (_root, args) => ({ projectRole: { projectId: String(args.projectId), role: 'VIEWER' } }),
     resolve: (_root, { projectId, ...input }, ctx) => listReceipts(ctx.services, String(projectId), withoutNulls(input)),
+  }),
+  receiptTcf: t.field({
+    type: 'JSON',
+    description: 'A receipt’s TC string and AC string decoded (Viewer or above); not_found without a TC string',
+    args: { projectId: t.arg.id({ required: true }), receiptId: t.arg.id({ required: true }) },
+    authScopes: (_root, args) => ({ projectRole: { projectId: String(args.projectId), role: 'VIEWER' } }),
+    resolve: (_root, { projectId, receiptId }, ctx) => receiptTcf(ctx.services, String(projectId), String(receiptId)),
   }),
   receiptsExport: t.field({
     type: ReceiptExport,

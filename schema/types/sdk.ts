@@ -1,3 +1,4 @@
+import { sdkTcfVendorList } from '../../src/tcf/sdk-vendor-list.js';
 import { publishableKeyStatus } from '../../src/sdk/access.js';
 import type { PublishedVersion } from '../../src/consent/versions.js';
 import { sdkConfig, type SdkConfig } from '../../src/sdk/config.js';
@@ -195,6 +196,14 @@ builder.queryFields((t) => ({
     args: { key: t.arg.string(), installationId: t.arg.string() },
     resolve: (_root, args, ctx) =>
       latestDecision(ctx.services, { token: ctx.bearer ?? args.key ?? undefined, origin: ctx.origin, address: ctx.ip }, args.installationId ?? undefined),
+  }),
+  sdkTcfVendorList: t.field({
+    type: 'JSON',
+    description:
+      'SDK v2, IAB TCF: the live version’s vendors and Google ATPs from the vendor list it pinned, the IAB’s texts in the locale’s language (docs/tcf.md)',
+    args: { key: t.arg.string(), locale: t.arg.string() },
+    resolve: (_root, args, ctx) =>
+      sdkTcfVendorList(ctx.services, { token: ctx.bearer ?? args.key ?? undefined, origin: ctx.origin, address: ctx.ip }, args.locale ?? undefined),
   }),
   publishableKeyStatus: t.field({
     type: KeyStatus,

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -7,12 +7,15 @@ import { openDatabase } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
 import { socketPathFor } from '../db/socket.js';
 import { ADMIN_CLI } from '../audit/record.js';
+import { parseTcfFile, storeTcfFile, type TcfFile } from '../tcf/vendor-list.js';
 import { addMember, AdminError, listMembers, removeMember, type Sql } from './members.js';
 
 const USAGE = `Usage: npm run admin -- member <command> [options]
   member add    --org <orgId|slug> --email <email> --role OWNER|ADMIN|VIEWER
   member remove --org <orgId|slug> --email <email>
   member list   --org <orgId|slug> [--json]
+  tcf import <file>...   IAB GVL v3 files (vendor-list.json, archives/vendor-list-v<N>.json, purposes-<lang>.json)
+                         and Google's Additional Consent providers CSV, for installations without internet (docs/tcf.md)
 Uses DATABASE_URL, or the embedded database in DATA_DIR (through the running server's socket when it runs).`;
 
 /**
@@ -53,6 +56,7 @@ async function main(argv: string[]): Promise<number> {
     options: { org: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' }, json: { type: 'boolean' } },
   });
   const [group, command] = positionals;
+  if (group === 'tcf') return tcfCommand(command, positionals.slice(2));
   if (group !== 'member' || !command || !values.org || (command !== 'list' && !values.email)) {
     console.error(USAGE);
     return 2;
@@ -86,6 +90,30 @@ async function main(argv: string[]): Promise<number> {
       return 1;
     }
     throw error;
+  } finally {
+    await db.close();
+  }
+}
+
+/** `tcf import <file>...`: every file checked first, then stored; nothing is stored when one is not a TCF file. */
+async function tcfCommand(command: string | undefined, files: string[]): Promise<number> {
+  if (command !== 'import' || !files.length) {
+    console.error(USAGE);
+    return 2;
+  }
+  const parsed: { file: string; content: TcfFile }[] = [];
+  for (const file of files) {
+    try {
+      parsed.push({ file, content: parseTcfFile(readFileSync(file, 'utf8')) });
+    } catch (error) {
+      console.error(`error: ${file}: ${(error as Error).message}`);
+      return 1;
+    }
+  }
+  const db = await connect();
+  try {
+    for (const { file, content } of parsed) console.log(`${file}: ${await storeTcfFile(db.sql, content)}`);
+    return 0;
   } finally {
     await db.close();
   }

@@ -150,7 +150,10 @@ function present(fields: Record<string, string | undefined>): Record<string, str
   return kept.length ? Object.fromEntries(kept) : undefined;
 }
 
-/** Everything the SDK receives for a version (the source of its ETag). */
-export function contentHash(number: number, config: ConsentConfig): string {
-  return canonicalHash({ number, config });
+/**
+ * Everything the SDK receives for a version (the source of its ETag). With IAB TCF settings (docs/tcf.md) they and
+ * the pinned vendor list version are covered too; without, the hash is exactly decisions.md's.
+ */
+export function contentHash(number: number, config: ConsentConfig, tcf?: unknown): string {
+  return canonicalHash(tcf === undefined ? { number, config } : { number, config, tcf });
 }

@@ -11,6 +11,8 @@ import { gppInput, jurisdictionsInput } from './jurisdictions.js';
 import { UI_STRING_KEYS } from './ui-strings.js';
 import { isHttpsUrl, LIMITS, PURPOSE_KEY } from './validation.js';
 import { recordAudit } from '../audit/record.js';
+import { fetchListsIfMissing, tcfDraftIssues } from '../tcf/draft.js';
+import { tcfSettingsInput } from '../tcf/settings.js';
 
 // The experience: settings and translations published with each version (docs/consent.md, "Experience").
 // PUT replaces the whole object; a field left out takes its default. Objects are strict, so a
@@ -125,6 +127,8 @@ export const experienceObject = z
       .optional()
       .describe('Which consent mode applies where, first match wins (docs/jurisdictions.md); absent or empty: the default rules'),
     gpp: gppInput.optional().describe('IAB GPP / MSPA settings of the site; absent: not covered, mode none'),
+    // Absent stays absent, so experiences without it keep their hashes (docs/tcf.md).
+    tcf: tcfSettingsInput.optional().describe('IAB TCF v2.3 and Google Additional Consent (docs/tcf.md); absent: no TCF'),
   })
   .strict();
 
@@ -161,10 +165,12 @@ export async function readExperiences(db: Db, projectIds: readonly string[]): Pr
 /** PUT /consent/experience: validated, checked against the draft, stored whole. */
 export async function putExperience(services: Services, projectId: string, input: unknown): Promise<Experience> {
   const experience = parseInput(experienceInput, input);
+  await fetchListsIfMissing(services, experience.tcf, [experience.defaultLocale, ...Object.keys(experience.translations)]);
   return withProjectLock(services, projectId, async (tx) => {
     const purposes = await tx.purpose.findMany({ where: { projectId }, select: { key: true } });
     const categories = await tx.category.findMany({ where: { projectId }, select: { id: true } });
     const issues = experienceReferenceIssues(experience, { purposes, categories });
+    issues.push(...(await tcfDraftIssues(tx, experience.tcf, new Set(purposes.map((purpose) => purpose.key)))).issues);
     if (issues.length) throw validationFailed(issues);
     const settings = experience as unknown as Prisma.InputJsonObject;
     const before = await readExperience(tx, projectId);
@@ -201,5 +207,15 @@ export function experienceReferenceIssues(
   return issues;
 }
 
-/** Whether two stored experiences (or their absence) differ; JSONB key order does not count. */
-export const experienceChanged = (a: unknown, b: unknown) => canonicalize(a ?? null) !== canonicalize(b ?? null);
+/**
+ * Whether two stored experiences (or their absence) differ; JSONB key order does not count, nor the GVL version a
+ * publish pinned in `tcf` (the draft never has one).
+ */
+export const experienceChanged = (a: unknown, b: unknown) => canonicalize(withoutPin(a)) !== canonicalize(withoutPin(b));
+
+function withoutPin(experience: unknown): unknown {
+  const tcf = (experience as { tcf?: { vendorListVersion?: number } } | null | undefined)?.tcf;
+  if (!tcf || tcf.vendorListVersion === undefined) return experience ?? null;
+  const { vendorListVersion: _pinned, ...settings } = tcf;
+  return { ...(experience as object), tcf: settings };
+}

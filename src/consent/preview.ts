@@ -21,7 +21,7 @@ export function draftPreview(
     id: PREVIEW_VERSION_ID,
     number,
     publishedAt: now,
-    contentHash: contentHash(number, config),
+    contentHash: contentHash(number, config, summary.experience?.tcf),
     consentHash: consentHash(config, summary.experience?.translations),
     config,
     experience: summary.experience,

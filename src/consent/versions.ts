@@ -10,6 +10,14 @@ import { buildConfig, consentHash, contentHash, storedConfig, type ConsentConfig
 import { readDraft, withProjectLock } from './draft.js';
 import { experienceReferenceIssues, readExperience, type Experience } from './experience.js';
 import { changesOf, recordAudit } from '../audit/record.js';
+import { tcfDraftIssues } from '../tcf/draft.js';
+import type { StoredVendorList } from '../tcf/vendor-list.js';
+
+/** The experience as published: TCF turned on pins the GVL version its vendors were checked against (docs/tcf.md). */
+function pinVendorList(experience: Experience, vendorList: StoredVendorList | null): Experience {
+  if (!experience.tcf?.enabled || !vendorList) return experience;
+  return { ...experience, tcf: { ...experience.tcf, vendorListVersion: vendorList.version } as Experience['tcf'] };
+}
 
 /** A published, immutable version with its configuration snapshot. */
 export interface PublishedVersion {
@@ -68,7 +76,10 @@ export async function publishDraft(services: Services, projectId: string, publis
       if (experience) {
         for (const issue of experienceReferenceIssues(experience, draft)) issues.push({ ...issue, path: ['experience', ...issue.path] });
       }
+      const tcf = await tcfDraftIssues(tx, experience?.tcf, new Set(draft.purposes.map((purpose) => purpose.key)), true);
+      for (const issue of tcf.issues) issues.push({ ...issue, path: ['experience', ...issue.path] });
       if (issues.length) throw validationFailed(issues, 'The draft cannot be published yet');
+      const published = experience && pinVendorList(experience, tcf.vendorList);
 
       const latest = await tx.consentVersion.findFirst({ where: { projectId }, orderBy: { number: 'desc' }, select: { number: true } });
       const number = (latest?.number ?? 0) + 1;
@@ -79,9 +90,9 @@ export async function publishDraft(services: Services, projectId: string, publis
           projectId,
           number,
           config: config as unknown as Prisma.InputJsonObject,
-          contentHash: contentHash(number, config),
-          consentHash: consentHash(config, experience?.translations),
-          ...(experience && { experience: experience as unknown as Prisma.InputJsonObject }),
+          contentHash: contentHash(number, config, published?.tcf),
+          consentHash: consentHash(config, published?.translations),
+          ...(published && { experience: published as unknown as Prisma.InputJsonObject }),
           publishedAt: services.now(),
           publishedById,
         },
@@ -98,8 +109,8 @@ export async function publishDraft(services: Services, projectId: string, publis
         createdAt: version.publishedAt,
       });
       await recordAudit(tx, { action: 'consent.published', organizationId: version.project.organizationId, projectId, target: { type: 'consent_version', id: version.id }, changes: { number: { before: latest?.number ?? null, after: number }, consentHash: { before: null, after: version.consentHash } } });
-      const { project: _project, ...published } = version;
-      return { ...published, config, experience };
+      const { project: _project, ...row } = version;
+      return { ...row, config, experience: published };
     });
     // Other instances hear of it through the database (see src/sdk/cache.ts); this one forgets at once.
     sdkCache(services).invalidateProject(projectId);

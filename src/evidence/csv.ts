@@ -1,3 +1,4 @@
+import canonicalize from 'canonicalize';
 import { stringify } from 'csv-stringify/sync';
 import { NOTICE_FIELDS } from '../consent/config.js';
 import { CSV_CAST } from '../csv.js';
@@ -92,5 +93,7 @@ function experienceFields(experience: Experience | undefined): [string, string |
           ['experience.gpp.mspaMode', experience.gpp.mspaMode],
         ] as [string, string][])
       : []),
+    // IAB TCF (docs/tcf.md): the settings as canonical JSON, with the vendor list version the publish pinned.
+    ...(experience.tcf ? [['experience.tcf', canonicalize(experience.tcf) ?? ''] as [string, string]] : []),
   ];
 }

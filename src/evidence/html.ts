@@ -30,7 +30,7 @@ export function renderEvidenceHtml({ project, evidence, generatedAt }: EvidenceD
   const categoryName = new Map(config.categories.map((category) => [category.id, category.name]));
   const { packageHash: claimed, ...otherHashes } = hashes;
   const checks = {
-    contentHash: contentHash(version.number, config) === hashes.contentHash,
+    contentHash: contentHash(version.number, config, evidence.experience?.tcf) === hashes.contentHash,
     consentHash: consentHash(config, evidence.experience?.translations) === hashes.consentHash,
     packageHash: packageHash({ ...evidence, hashes: otherHashes }) === claimed,
   };

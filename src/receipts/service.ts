@@ -25,6 +25,9 @@ export interface ReceiptView {
   jurisdiction: string | null;
   action: string | null;
   gpp: string | null;
+  /** Issue 39: the IAB TC string and Google AC string; null when not sent (docs/tcf.md). */
+  tcString: string | null;
+  addtlConsent: string | null;
 }
 
 const timestamp = z.iso.datetime({ offset: true, message: 'Must be an ISO 8601 timestamp' }).transform((value) => new Date(value));
@@ -70,6 +73,8 @@ export const receiptViewSelect = {
   jurisdiction: true,
   action: true,
   gpp: true,
+  tcString: true,
+  addtlConsent: true,
   version: { select: { number: true } },
 } as const;
 
@@ -153,6 +158,8 @@ export const EXPORT_COLUMNS = [
   'jurisdiction',
   'action',
   'gpp',
+  'tcString',
+  'addtlConsent',
 ] as const;
 
 /** A receipts row as SQL returns it (the export and the ledger read receipts this way). */
@@ -169,6 +176,8 @@ export interface ReceiptRow {
   jurisdiction: string | null;
   action: string | null;
   gpp: string | null;
+  tc_string: string | null;
+  addtl_consent: string | null;
 }
 
 export function receiptOfRow(row: ReceiptRow, versionNumber: number): ReceiptView {
@@ -186,6 +195,8 @@ export function receiptOfRow(row: ReceiptRow, versionNumber: number): ReceiptVie
     jurisdiction: row.jurisdiction,
     action: row.action,
     gpp: row.gpp,
+    tcString: row.tc_string,
+    addtlConsent: row.addtl_consent,
   };
 }
 
@@ -225,7 +236,8 @@ async function* exportBatches(services: Services, request: ExportRequest): Async
 // The row comparison is an index condition of the key, so each partition before the position costs one probe
 // that finds nothing. (Repeating it as `created_at >= $3` would prune those, but let the planner walk the
 // created_at index of a large project's month instead, reading every project's receipts: 8x slower.)
-const BATCH_SQL = `SELECT id, version_id, consent_hash, choices, installation_id, sdk_version, created_at, locale, gpc, jurisdiction, action, gpp
+const BATCH_SQL = `SELECT id, version_id, consent_hash, choices, installation_id, sdk_version, created_at, locale, gpc, jurisdiction, action, gpp,
+       tc_string, addtl_consent
   FROM receipts
  WHERE project_id = $1 AND created_at < $2 AND (created_at, id) > ($3, $4)
  ORDER BY created_at, id
@@ -248,19 +260,24 @@ function readBatch(db: Database, params: unknown[]): Promise<ReceiptRow[]> {
   });
 }
 
-type Optional = 'locale' | 'gpc' | 'jurisdiction' | 'action' | 'gpp';
+type Optional = 'locale' | 'gpc' | 'jurisdiction' | 'action' | 'gpp' | 'tcString' | 'addtlConsent';
+
+/** `tcf: { tcString, addtlConsent? }` for a receipt that has a TC string; nothing otherwise (docs/tcf.md). */
+export const tcfOf = ({ tcString, addtlConsent }: { tcString: string | null; addtlConsent: string | null }) =>
+  tcString === null ? {} : { tcf: { tcString, ...(addtlConsent !== null && { addtlConsent }) } };
 
 /**
  * A receipt on the wire: locale, gpc, jurisdiction, action and gpp only when recorded, so receipts of
  * contract clients keep the contract's shape.
  */
-export const wireReceipt = <R extends Pick<ReceiptView, Optional>>({ locale, gpc, jurisdiction, action, gpp, ...receipt }: R) => ({
+export const wireReceipt = <R extends Pick<ReceiptView, Optional>>({ locale, gpc, jurisdiction, action, gpp, tcString, addtlConsent, ...receipt }: R) => ({
   ...receipt,
   ...(locale !== null && { locale }),
   ...(gpc !== null && { gpc }),
   ...(jurisdiction !== null && { jurisdiction }),
   ...(action !== null && { action }),
   ...(gpp !== null && { gpp }),
+  ...tcfOf({ tcString, addtlConsent }),
 });
 
 /**
@@ -292,6 +309,8 @@ export function exportReceipts(services: Services, request: ExportRequest): Read
             jurisdiction: receipt.jurisdiction ?? '',
             action: receipt.action ?? '',
             gpp: receipt.gpp ?? '',
+            tcString: receipt.tcString ?? '',
+            addtlConsent: receipt.addtlConsent ?? '',
           };
       }
     })(),

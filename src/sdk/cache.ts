@@ -1,3 +1,5 @@
+import type { VersionTcf } from '../tcf/tc-string.js';
+import type { PublishedTcf } from '../tcf/settings.js';
 import pg from 'pg';
 import { sha256Hex } from '../auth/tokens.js';
 import { storedConfig } from '../consent/config.js';
@@ -25,6 +27,8 @@ export interface VersionFacts {
   consentHash: string;
   /** Purpose key → required. */
   purposes: Map<string, boolean>;
+  /** The published IAB TCF settings receipts' TC strings are checked against; null without TCF (docs/tcf.md). */
+  tcf: VersionTcf | null;
 }
 
 interface KeyIdentity {
@@ -180,13 +184,24 @@ export class SdkCache {
   private async loadVersion(versionId: string): Promise<VersionFacts | null> {
     const row = await this.services.db.prisma.consentVersion.findUnique({
       where: { id: versionId },
-      select: { id: true, projectId: true, number: true, consentHash: true, config: true },
+      select: { id: true, projectId: true, number: true, consentHash: true, config: true, experience: true },
     });
     if (!row) return null;
     const purposes = ((row.config as { purposes?: { key: string; required: boolean }[] }).purposes ?? []).map(
       (purpose) => [purpose.key, purpose.required === true] as const,
     );
-    return { id: row.id, projectId: row.projectId, number: row.number, consentHash: row.consentHash, purposes: new Map(purposes) };
+    const tcf = (row.experience as { tcf?: PublishedTcf } | null)?.tcf;
+    return {
+      id: row.id,
+      projectId: row.projectId,
+      number: row.number,
+      consentHash: row.consentHash,
+      purposes: new Map(purposes),
+      tcf:
+        tcf?.enabled && tcf.cmpId !== null && tcf.vendorListVersion !== undefined
+          ? { cmpId: tcf.cmpId, vendorListVersion: tcf.vendorListVersion, vendors: new Set(tcf.vendors), googleAtps: new Set(tcf.googleAtps) }
+          : null,
+    };
   }
 }
 

@@ -7,6 +7,7 @@ import { consentHashMismatch, invalidBody, invalidVersion } from './errors.js';
 import { decisionOf } from '../stats/rollup.js';
 import { receiptId } from '../receipts/ids.js';
 import { receiptWriter } from './receipt-writer.js';
+import { checkTcfReceipt, tcfReceiptInput } from '../tcf/tc-string.js';
 
 export const MAX_CHOICES = 200;
 export const INSTALLATION_ID = /^[A-Za-z0-9_-]{8,64}$/;
@@ -52,6 +53,8 @@ export const consentBody = z
       .regex(/^[A-Za-z0-9_~.-]*$/, 'gpp must be a GPP string (characters A-Z a-z 0-9 _ ~ . -)')
       .optional()
       .describe(`The GPP string the SDK produced (at most ${MAX_GPP_LENGTH} of [A-Za-z0-9_~.-])`),
+    // Issue 39: the IAB TCF banner's TC string and Google AC string, checked against the version (docs/tcf.md).
+    tcf: tcfReceiptInput.optional(),
   })
   .strict();
 
@@ -97,6 +100,7 @@ export async function recordConsent(
   if (body.consentHash !== version.consentHash) throw consentHashMismatch();
   const unknown = Object.keys(body.choices).find((key) => !version.purposes.has(key));
   if (unknown !== undefined) throw invalidBody(`choices: unknown purpose key "${unknown}"`);
+  if (body.tcf) checkTcfReceipt(body.tcf, version.tcf);
 
   // Every purpose of the version is recorded: required ones granted, optional ones as sent (default not granted).
   const choices: Record<string, boolean> = {};
@@ -119,6 +123,8 @@ export async function recordConsent(
     jurisdiction: body.jurisdiction ?? null,
     action: body.action ?? null,
     gpp: body.gpp ?? null,
+    tcString: body.tcf?.tcString ?? null,
+    addtlConsent: body.tcf?.addtlConsent ?? null,
     decision: decisionOf(choices, version.purposes),
     apiKeyId: keyId,
     createdAt,

@@ -30,6 +30,9 @@ export interface NewReceipt {
   jurisdiction: string | null;
   action: ReceiptAction | null;
   gpp: string | null;
+  /** Issue 39: the TC string and Google AC string (null when not sent). */
+  tcString: string | null;
+  addtlConsent: string | null;
   /** How it answered the version's optional purposes, for the analytics rollup. */
   decision: Decision;
   apiKeyId: string;
@@ -240,6 +243,8 @@ export function batchStatement(receipts: NewReceipt[], shard: number, parts: { l
     column('action'),
     column('gpp'),
     receipts.map(() => uuidv7()),
+    column('tcString'),
+    column('addtlConsent'),
   ];
   const param = (value: unknown) => `$${params.push(value)}`;
   const ledger = parts.ledger
@@ -256,14 +261,15 @@ export function batchStatement(receipts: NewReceipt[], shard: number, parts: { l
   const sql = `
     WITH input AS (
       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-                           $10::text[], $11::text[], $12::boolean[], $13::text[], $14::text[], $15::text[], $16::text[])
+                           $10::text[], $11::text[], $12::boolean[], $13::text[], $14::text[], $15::text[], $16::text[],
+                           $17::text[], $18::text[])
         WITH ORDINALITY AS r(id, project_id, version_id, version_number, consent_hash, choices, installation_id, sdk_version, api_key_id,
-             created_at, locale, gpc, jurisdiction, action, gpp, event_id, n)),
+             created_at, locale, gpc, jurisdiction, action, gpp, event_id, tc_string, addtl_consent, n)),
     stored AS (
       INSERT INTO receipts (id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc,
-                            jurisdiction, action, gpp)
+                            jurisdiction, action, gpp, tc_string, addtl_consent)
       SELECT id, project_id, version_id, consent_hash, choices::jsonb, installation_id, sdk_version, api_key_id, created_at::timestamptz, locale, gpc,
-             jurisdiction, action, gpp
+             jurisdiction, action, gpp, tc_string, addtl_consent
         FROM input)${ledger},
     outbox AS (
       -- The webhook's data as src/webhooks/outbox.ts documents it; the optional fields only when the SDK sent them.
@@ -272,7 +278,10 @@ export function batchStatement(receipts: NewReceipt[], shard: number, parts: { l
              jsonb_build_object('id', i.event_id, 'type', 'consent.updated', 'createdAt', i.created_at, 'data',
                jsonb_build_object('projectId', i.project_id, 'receiptId', i.id, 'versionId', i.version_id, 'versionNumber', i.version_number,
                                   'consentHash', i.consent_hash, 'choices', i.choices::jsonb, 'installationId', i.installation_id)
-               || jsonb_strip_nulls(jsonb_build_object('locale', i.locale, 'gpc', i.gpc, 'jurisdiction', i.jurisdiction, 'action', i.action, 'gpp', i.gpp))),
+               || jsonb_strip_nulls(jsonb_build_object('locale', i.locale, 'gpc', i.gpc, 'jurisdiction', i.jurisdiction, 'action', i.action, 'gpp', i.gpp,
+                                                       -- issue 39, as tcfOf (src/receipts/service.ts) shows it
+                                                       'tcf', CASE WHEN i.tc_string IS NOT NULL THEN
+                                                         jsonb_strip_nulls(jsonb_build_object('tcString', i.tc_string, 'addtlConsent', i.addtl_consent)) END))),
              i.created_at::timestamptz, i.created_at::timestamptz
         FROM input AS i JOIN webhooks AS w ON w.project_id = i.project_id AND w.enabled
       RETURNING 1)

@@ -432,6 +432,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sdk/v2/tcf/vendor-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** SDK v2, IAB TCF: what the live version’s TCF banner shows: its vendors and Google ATPs from the Global Vendor List version it pinned, with the IAB’s purpose, feature, stack and data category texts in the locale’s language (Bearer publishable key; key, origin and rate limit as the v2 config; ETag = SHA-256 of the body, 304; cacheable by a CDN). docs/tcf.md */
+        get: operations["SdkTcfVendorList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/sdk/v2/decision": {
         parameters: {
             query?: never;
@@ -628,6 +645,23 @@ export interface paths {
         };
         /** The built browser SDK v2 (the cookie declaration table, loaded by consent.js only on a page with a data-consent-declaration element), brotli or gzip by Accept-Encoding (Vary: Accept-Encoding; an ETag per encoding) */
         get: operations["getSdkV2DeclarationJs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/platform/projects/{projectId}/receipts/{receiptId}/tcf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A receipt’s IAB TC string and Google AC string, decoded by the IAB’s library (Viewer or above; docs/tcf.md) */
+        get: operations["ReceiptTcf"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1307,6 +1341,65 @@ export interface components {
                  */
                 mspaMode: "none" | "opt-out-option" | "service-provider";
             };
+            /** @description IAB TCF v2.3 and Google Additional Consent (docs/tcf.md); absent: no TCF */
+            tcf?: {
+                /** @default false */
+                enabled: boolean;
+                /**
+                 * @description The operator's IAB-registered CMP id (their own registration or their provider's); required when enabled, never defaulted
+                 * @default null
+                 */
+                cmpId: number | null;
+                /** @default 1 */
+                cmpVersion: number;
+                /**
+                 * @description The country of the publisher (ISO 3166-1 alpha-2); AA when unknown, as the IAB says
+                 * @default AA
+                 */
+                publisherCountryCode: string;
+                /**
+                 * @description GVL vendor ids disclosed by the banner
+                 * @default []
+                 */
+                vendors: number[];
+                /**
+                 * @description Google Additional Consent provider ids (ATPs not on the GVL), encoded in the AC string
+                 * @default []
+                 */
+                googleAtps: number[];
+                /**
+                 * @description Special features the banner asks opt-in for
+                 * @default []
+                 */
+                specialFeatures: number[];
+                /**
+                 * @description Publisher restrictions (the core segment’s PubRestrictions)
+                 * @default []
+                 */
+                restrictions: {
+                    purposeId: number;
+                    vendorIds: number[];
+                    /** @enum {string} */
+                    type: "notAllowed" | "requireConsent" | "requireLegitimateInterest";
+                }[];
+                /**
+                 * @description The publisher TC segment: purposes asked on consent and on legitimate interest; null: no segment
+                 * @default null
+                 */
+                publisher: {
+                    /** @default [] */
+                    purposes: number[];
+                    /** @default [] */
+                    legitimateInterests: number[];
+                } | null;
+                /**
+                 * @description Draft purpose key → TCF purpose ids; the draft purpose is granted when every one of them has consent
+                 * @default {}
+                 */
+                purposeMap: {
+                    [key: string]: number[];
+                };
+            };
         };
         PublishEvidenceSummary: {
             versionId: string;
@@ -1356,6 +1449,86 @@ export interface components {
         AllowedOrigins: {
             enforce: boolean;
             origins: string[];
+        };
+        SdkTcfVendorList: {
+            /** @description The GVL version the live consent version pinned */
+            vendorListVersion: number;
+            tcfPolicyVersion: number;
+            /** @description ISO 639-1 language of the texts (en when the IAB’s translation is not held): the TC string’s ConsentLanguage */
+            language: string;
+            purposes: {
+                [key: string]: {
+                    id: number;
+                    name: string;
+                    description: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+            specialPurposes: {
+                [key: string]: {
+                    id: number;
+                    name: string;
+                    description: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+            features: {
+                [key: string]: {
+                    id: number;
+                    name: string;
+                    description: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+            specialFeatures: {
+                [key: string]: {
+                    id: number;
+                    name: string;
+                    description: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+            stacks: {
+                [key: string]: {
+                    id: number;
+                    name: string;
+                    description: string;
+                    purposes: number[];
+                    specialFeatures: number[];
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+            dataCategories: {
+                [key: string]: {
+                    id: number;
+                    name: string;
+                    description: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+            /** @description The live version’s vendors as the GVL declares them (purposes, legitimate interests, special purposes, features, retention, data categories, storage disclosures, privacy URLs) */
+            vendors: {
+                [key: string]: {
+                    id: number;
+                    name: string;
+                    purposes: number[];
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+            /** @description The live version’s Google Additional Consent providers */
+            googleAtps: {
+                id: number;
+                name: string;
+                policyUrl: string;
+                domains: string[];
+            }[];
         };
         CookieDeclaration: {
             projectId: string;
@@ -1420,6 +1593,49 @@ export interface components {
                 seen: boolean;
             }[];
         };
+        DecodedTcf: {
+            tcString: string;
+            addtlConsent: string | null;
+            version: number;
+            cmpId: number;
+            cmpVersion: number;
+            consentScreen: number;
+            consentLanguage: string;
+            vendorListVersion: number;
+            policyVersion: number;
+            isServiceSpecific: boolean;
+            useNonStandardTexts: boolean;
+            purposeOneTreatment: boolean;
+            publisherCountryCode: string;
+            /** @description ISO 8601 UTC with milliseconds */
+            created: string;
+            /** @description ISO 8601 UTC with milliseconds */
+            lastUpdated: string;
+            purposeConsents: number[];
+            purposeLegitimateInterests: number[];
+            specialFeatureOptins: number[];
+            vendorConsents: number[];
+            vendorLegitimateInterests: number[];
+            vendorsDisclosed: number[];
+            publisherRestrictions: {
+                purposeId: number;
+                type: string;
+                vendorIds: number[];
+            }[];
+            /** @description The publisher TC segment; null when the string has none */
+            publisher: {
+                purposeConsents: number[];
+                purposeLegitimateInterests: number[];
+                customPurposeConsents: number[];
+                customPurposeLegitimateInterests: number[];
+            } | null;
+            /** @description The AC string: consented and disclosed-only Google ATP ids; null without one */
+            additionalConsent: {
+                version: number;
+                consented: number[];
+                disclosed: number[];
+            } | null;
+        };
         Receipt: {
             id: string;
             versionId: string;
@@ -1445,6 +1661,11 @@ export interface components {
             action?: "accept_all" | "reject_all" | "custom" | "opt_out" | "gpc";
             /** @description The GPP string the SDK produced; only when the SDK sent it */
             gpp?: string;
+            /** @description IAB TCF: the TC string and Google AC string the banner produced; only when the SDK sent them (docs/tcf.md) */
+            tcf?: {
+                tcString: string;
+                addtlConsent?: string;
+            };
         };
         ConsentStats: {
             buckets: {
@@ -3594,6 +3815,65 @@ export interface operations {
                          */
                         mspaMode?: "none" | "opt-out-option" | "service-provider";
                     };
+                    /** @description IAB TCF v2.3 and Google Additional Consent (docs/tcf.md); absent: no TCF */
+                    tcf?: {
+                        /** @default false */
+                        enabled?: boolean;
+                        /**
+                         * @description The operator's IAB-registered CMP id (their own registration or their provider's); required when enabled, never defaulted
+                         * @default null
+                         */
+                        cmpId?: number | null;
+                        /** @default 1 */
+                        cmpVersion?: number;
+                        /**
+                         * @description The country of the publisher (ISO 3166-1 alpha-2); AA when unknown, as the IAB says
+                         * @default AA
+                         */
+                        publisherCountryCode?: string;
+                        /**
+                         * @description GVL vendor ids disclosed by the banner
+                         * @default []
+                         */
+                        vendors?: number[];
+                        /**
+                         * @description Google Additional Consent provider ids (ATPs not on the GVL), encoded in the AC string
+                         * @default []
+                         */
+                        googleAtps?: number[];
+                        /**
+                         * @description Special features the banner asks opt-in for
+                         * @default []
+                         */
+                        specialFeatures?: number[];
+                        /**
+                         * @description Publisher restrictions (the core segment’s PubRestrictions)
+                         * @default []
+                         */
+                        restrictions?: {
+                            purposeId: number;
+                            vendorIds: number[];
+                            /** @enum {string} */
+                            type: "notAllowed" | "requireConsent" | "requireLegitimateInterest";
+                        }[];
+                        /**
+                         * @description The publisher TC segment: purposes asked on consent and on legitimate interest; null: no segment
+                         * @default null
+                         */
+                        publisher?: {
+                            /** @default [] */
+                            purposes?: number[];
+                            /** @default [] */
+                            legitimateInterests?: number[];
+                        } | null;
+                        /**
+                         * @description Draft purpose key → TCF purpose ids; the draft purpose is granted when every one of them has consent
+                         * @default {}
+                         */
+                        purposeMap?: {
+                            [key: string]: number[];
+                        };
+                    };
                 };
             };
         };
@@ -4586,6 +4866,67 @@ export interface operations {
                                 /** @enum {string} */
                                 mspaMode: "none" | "opt-out-option" | "service-provider";
                             };
+                            /** @description IAB TCF settings as published, with the pinned vendorListVersion (docs/tcf.md); absent: no TCF */
+                            tcf?: {
+                                /** @default false */
+                                enabled: boolean;
+                                /**
+                                 * @description The operator's IAB-registered CMP id (their own registration or their provider's); required when enabled, never defaulted
+                                 * @default null
+                                 */
+                                cmpId: number | null;
+                                /** @default 1 */
+                                cmpVersion: number;
+                                /**
+                                 * @description The country of the publisher (ISO 3166-1 alpha-2); AA when unknown, as the IAB says
+                                 * @default AA
+                                 */
+                                publisherCountryCode: string;
+                                /**
+                                 * @description GVL vendor ids disclosed by the banner
+                                 * @default []
+                                 */
+                                vendors: number[];
+                                /**
+                                 * @description Google Additional Consent provider ids (ATPs not on the GVL), encoded in the AC string
+                                 * @default []
+                                 */
+                                googleAtps: number[];
+                                /**
+                                 * @description Special features the banner asks opt-in for
+                                 * @default []
+                                 */
+                                specialFeatures: number[];
+                                /**
+                                 * @description Publisher restrictions (the core segment’s PubRestrictions)
+                                 * @default []
+                                 */
+                                restrictions: {
+                                    purposeId: number;
+                                    vendorIds: number[];
+                                    /** @enum {string} */
+                                    type: "notAllowed" | "requireConsent" | "requireLegitimateInterest";
+                                }[];
+                                /**
+                                 * @description The publisher TC segment: purposes asked on consent and on legitimate interest; null: no segment
+                                 * @default null
+                                 */
+                                publisher: {
+                                    /** @default [] */
+                                    purposes: number[];
+                                    /** @default [] */
+                                    legitimateInterests: number[];
+                                } | null;
+                                /**
+                                 * @description Draft purpose key → TCF purpose ids; the draft purpose is granted when every one of them has consent
+                                 * @default {}
+                                 */
+                                purposeMap: {
+                                    [key: string]: number[];
+                                };
+                                /** @description The Global Vendor List version the publish pinned (when enabled) */
+                                vendorListVersion?: number;
+                            };
                         };
                         /** @description Where the visitor is (GEO_COUNTRY_HEADER / GEO_REGION_HEADER, or the override); null without a usable location */
                         jurisdiction: {
@@ -4646,6 +4987,106 @@ export interface operations {
                 };
             };
             /** @description rate_limited (Retry-After, X-RateLimit-*); one allowance with v1 config */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected error (logged with the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or overloaded; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    SdkTcfVendorList: {
+        parameters: {
+            query?: {
+                /** @description BCP 47 tag; resolved as the v2 config does (exact tag, language, default locale), then its language */
+                locale?: string;
+                /** @description For compatibility only; the SDK sends the key as Bearer */
+                key?: string;
+            };
+            header?: {
+                /** @description ETag(s) of an earlier answer: 304 while one still matches */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The vendor list subset in the locale’s language */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SdkTcfVendorList"];
+                };
+            };
+            /** @description If-None-Match matched the ETag */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description validation_failed (SDK routes: invalid_body): a query parameter holds U+0000 or an unpaired surrogate */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description revoked_key or origin_not_allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no_published_version, tcf_not_enabled (the live version does not use TCF) or tcf_vendor_list_missing (its pinned GVL is not held) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited (Retry-After, X-RateLimit-*); one allowance with the config */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4795,6 +5236,13 @@ export interface operations {
                     action?: "accept_all" | "reject_all" | "custom" | "opt_out" | "gpc";
                     /** @description The GPP string the SDK produced (at most 2048 of [A-Za-z0-9_~.-]) */
                     gpp?: string;
+                    /** @description IAB TCF: the strings the TCF banner produced; checked against the version (docs/tcf.md) */
+                    tcf?: {
+                        /** @description The TC string the banner produced (core, disclosed vendors and, when the version has publisher purposes, publisher TC segments) */
+                        tcString: string;
+                        /** @description Google's Additional Consent string: 2~<consented ids>~dv.<disclosed ids> (or v1's 1~<ids>) */
+                        addtlConsent?: string;
+                    };
                 };
             };
         };
@@ -5533,6 +5981,76 @@ export interface operations {
                         /** @constant */
                         code: "not_found";
                     };
+                };
+            };
+            /** @description internal: an unexpected error (logged with the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or overloaded; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    ReceiptTcf: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                receiptId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The decoded strings */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DecodedTcf"];
+                };
+            };
+            /** @description Missing, invalid or expired session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Role insufficient */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not a member, or no such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description internal: an unexpected error (logged with the request id) */
