@@ -13,6 +13,9 @@ const WHAT: Record<string, string> = {
   'consent.js': 'classic script defining ConsentSDK',
   'consent.mjs': 'ES module exporting init',
   'gpp.js': "the IAB GPP CMP API (__gpp) on the IAB's @iabgpp/cmpapi, loaded by consent.js only in opt-out jurisdictions",
+  'stub.js': "first-view defaults of the vendors' consent APIs named by data-integrations, loaded by the page before consent.js",
+  'more.js': 'shared cookie, decorate() adoption, /decision, cookie removal: loaded by consent.js only where a page needs it',
+  'integrations.js': "the vendors' consent API updates (UET, Clarity, Meta, TikTok, Shopify, WordPress), loaded by more.js where configured",
 };
 
 function sdkFileRoute(version: 'v1' | 'v2', name: string): RouteDef {
@@ -52,4 +55,7 @@ function sdkFileRoute(version: 'v1' | 'v2', name: string): RouteDef {
 export const sdkFileRoutes: RouteDef[] = [
   ...['v1' as const, 'v2' as const].flatMap((version) => [sdkFileRoute(version, 'consent.js'), sdkFileRoute(version, 'consent.mjs')]),
   sdkFileRoute('v2', 'gpp.js'),
+  sdkFileRoute('v2', 'stub.js'),
+  sdkFileRoute('v2', 'more.js'),
+  sdkFileRoute('v2', 'integrations.js'),
 ];

@@ -52,13 +52,17 @@ export function gppNotApplicable(): void {
  * gpp.js from the service (`ConsentGpp` once evaluated), or the copy the page already has. Resolves undefined
  * when it cannot load (blocked, offline): the SDK then works without GPP.
  */
-export function loadGpp(base: string): Promise<GppApi | undefined> {
-  return (loading ||= w.ConsentGpp
-    ? Promise.resolve(w.ConsentGpp)
+export const loadGpp = (base: string): Promise<GppApi | undefined> => (loading ||= loadFile(base, 'gpp.js', 'ConsentGpp'));
+
+/** A file of the SDK beside the core (gpp.js, integrations.js) by the global it defines; undefined when it cannot load. */
+export function loadFile<T>(base: string, name: string, global: string): Promise<T | undefined> {
+  const g = w as unknown as Record<string, T>;
+  return g[global]
+    ? Promise.resolve(g[global])
     : new Promise((resolve) => {
         const s = document.createElement('script');
-        s.src = base + '/sdk/v2/gpp.js';
-        s.onload = s.onerror = () => resolve(w.ConsentGpp);
+        s.src = base + '/sdk/v2/' + name;
+        s.onload = s.onerror = () => resolve(g[global]);
         document.head.append(s);
-      }));
+      });
 }
