@@ -568,6 +568,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sdk/v2/stub.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The built browser SDK v2 (first-view defaults of the vendors' consent APIs named by data-integrations, loaded by the page before consent.js), brotli or gzip by Accept-Encoding (Vary: Accept-Encoding; an ETag per encoding) */
+        get: operations["getSdkV2StubJs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sdk/v2/more.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The built browser SDK v2 (shared cookie, decorate() adoption, /decision, cookie removal: loaded by consent.js only where a page needs it), brotli or gzip by Accept-Encoding (Vary: Accept-Encoding; an ETag per encoding) */
+        get: operations["getSdkV2MoreJs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sdk/v2/integrations.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The built browser SDK v2 (the vendors' consent API updates (UET, Clarity, Meta, TikTok, Shopify, WordPress), loaded by more.js where configured), brotli or gzip by Accept-Encoding (Vary: Accept-Encoding; an ETag per encoding) */
+        get: operations["getSdkV2IntegrationsJs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/platform/projects/{projectId}/receipts": {
         parameters: {
             query?: never;
@@ -1239,6 +1290,20 @@ export interface components {
                  */
                 mspaMode: "none" | "opt-out-option" | "service-provider";
             };
+            /** @description Vendor consent APIs the SDK drives (docs/integrations.md): microsoft-uet, microsoft-clarity, meta-pixel, tiktok-pixel, shopify, wordpress */
+            integrations?: {
+                /** @enum {string} */
+                type: "microsoft-uet" | "microsoft-clarity" | "meta-pixel" | "tiktok-pixel" | "shopify" | "wordpress";
+                /**
+                 * @description Each signal of the type with the purposes it needs; a signal left out or empty stays denied
+                 * @default {}
+                 */
+                signals: {
+                    [key: string]: string[];
+                };
+            }[];
+            /** @description A registrable domain (or a subdomain of one) over the allowed origins of one site: the SDK shares the installation and the decision in a first-party cookie there */
+            cookieDomain?: string;
         };
         PublishEvidenceSummary: {
             versionId: string;
@@ -3417,6 +3482,20 @@ export interface operations {
                          */
                         mspaMode?: "none" | "opt-out-option" | "service-provider";
                     };
+                    /** @description Vendor consent APIs the SDK drives (docs/integrations.md): microsoft-uet, microsoft-clarity, meta-pixel, tiktok-pixel, shopify, wordpress */
+                    integrations?: {
+                        /** @enum {string} */
+                        type: "microsoft-uet" | "microsoft-clarity" | "meta-pixel" | "tiktok-pixel" | "shopify" | "wordpress";
+                        /**
+                         * @description Each signal of the type with the purposes it needs; a signal left out or empty stays denied
+                         * @default {}
+                         */
+                        signals?: {
+                            [key: string]: string[];
+                        };
+                    }[];
+                    /** @description A registrable domain (or a subdomain of one) over the allowed origins of one site: the SDK shares the installation and the decision in a first-party cookie there */
+                    cookieDomain?: string;
                 };
             };
         };
@@ -4409,6 +4488,15 @@ export interface operations {
                                 /** @enum {string} */
                                 mspaMode: "none" | "opt-out-option" | "service-provider";
                             };
+                            /** @description Vendor consent APIs the SDK drives, every signal listed (docs/integrations.md); absent when the version has none */
+                            integrations?: {
+                                type: string;
+                                signals: {
+                                    [key: string]: string[];
+                                };
+                            }[];
+                            /** @description Where the SDK shares its state cookie across subdomains; absent when not set */
+                            cookieDomain?: string;
                         };
                         /** @description Where the visitor is (GEO_COUNTRY_HEADER / GEO_REGION_HEADER, or the override); null without a usable location */
                         jurisdiction: {
@@ -5027,6 +5115,195 @@ export interface operations {
         };
     };
     getSdkV2GppJs: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETag(s) of an earlier answer: 304 while one still matches */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description JavaScript */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description If-None-Match matched the ETag */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The SDK has not been built (npm run build:sdk) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                        /** @constant */
+                        code: "not_found";
+                    };
+                };
+            };
+            /** @description internal: an unexpected error (logged with the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or overloaded; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSdkV2StubJs: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETag(s) of an earlier answer: 304 while one still matches */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description JavaScript */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description If-None-Match matched the ETag */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The SDK has not been built (npm run build:sdk) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                        /** @constant */
+                        code: "not_found";
+                    };
+                };
+            };
+            /** @description internal: an unexpected error (logged with the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or overloaded; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSdkV2MoreJs: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETag(s) of an earlier answer: 304 while one still matches */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description JavaScript */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description If-None-Match matched the ETag */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The SDK has not been built (npm run build:sdk) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                        /** @constant */
+                        code: "not_found";
+                    };
+                };
+            };
+            /** @description internal: an unexpected error (logged with the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or overloaded; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSdkV2IntegrationsJs: {
         parameters: {
             query?: never;
             header?: {
