@@ -230,3 +230,38 @@ describe.each(['sdk', 'vendor'] as const)('vendors on one page, %s first', (orde
     await expect.poll(vendors).toEqual(expected(order, true, true));
   });
 });
+
+describe('one decision across the hosts of a site (cookieDomain) and to another site (decorate)', () => {
+  it('www. and shop. share the installation and the decision; decorate() carries the installation to 127.0.0.1, which adopts the decision through /decision', async () => {
+    const shop = await project({ integrations: undefined, cookieDomain: 'acme.test' });
+    await visitor();
+    await open(sitePageUrl('www.acme.test', shop));
+    await page.locator(hook('manage')).click();
+    await page.locator('#consent-sdk-root [data-purpose="analytics"]').check();
+    await page.locator(hook('save')).click();
+    await page.locator(hook('banner')).waitFor({ state: 'detached' });
+    const installation = await page.evaluate(() => localStorage.getItem('consent:installationId'));
+    const [cookie] = (await context!.cookies()).filter((c) => c.name === `consent_${shop.projectId}`);
+    expect(cookie).toMatchObject({ domain: '.acme.test', path: '/', sameSite: 'Lax', httpOnly: false });
+
+    // Another host of the site: another origin, so its own local storage; the cookie brings the state.
+    await open(sitePageUrl('shop.acme.test', shop));
+    expect(await page.locator(hook('banner')).count()).toBe(0);
+    expect(await page.evaluate(() => (window as any).consent.getConsent().choices)).toEqual({ necessary: true, analytics: true, ads: false });
+    expect(await page.evaluate(() => localStorage.getItem('consent:installationId'))).toBe(installation);
+
+    // Another site of the operator: the link carries the installation in its fragment, after the one it had.
+    const target = await page.evaluate((url) => (window as any).consent.decorate(url), `${origin('127.0.0.1')}/?key=${encodeURIComponent(shop.key)}#reviews`);
+    expect(target).toBe(`${origin('127.0.0.1')}/?key=${encodeURIComponent(shop.key)}#reviews&i=${installation}`);
+    const decisions: string[] = [];
+    page.on('request', (request) => request.url().endsWith('/api/sdk/v2/decision') && decisions.push(request.headers()['x-consent-installation']!));
+    await open(target);
+    expect(decisions).toEqual([installation]);
+    expect(await page.locator(hook('banner')).count()).toBe(0);
+    expect(await page.evaluate(() => (window as any).consent.getConsent().choices)).toEqual({ necessary: true, analytics: true, ads: false });
+    // The fragment is the page's own again, and nothing reached a server's logs: the installation was never in a query.
+    expect(await page.evaluate(() => location.hash)).toBe('#reviews');
+    // One receipt, made on www.: the other hosts adopted it.
+    expect((await shop.receipts()).map((r) => r.installationId)).toEqual([installation]);
+  });
+});
