@@ -71,6 +71,9 @@ describe('SDK files', () => {
     ['/sdk/v2/consent.js', 'v2/consent.js', 'ConsentSDK'],
     ['/sdk/v2/consent.mjs', 'v2/consent.mjs', 'export'],
     ['/sdk/v2/gpp.js', 'v2/gpp.js', 'ConsentGpp'],
+    ['/sdk/v2/stub.js', 'v2/stub.js', 'ConsentStub'],
+    ['/sdk/v2/more.js', 'v2/more.js', 'ConsentMore'],
+    ['/sdk/v2/integrations.js', 'v2/integrations.js', 'ConsentIntegrations'],
   ] as const) {
     it(`${path}: brotli, gzip or the built bytes by Accept-Encoding, each revalidating with its own ETag`, async () => {
       const source = readFileSync(new URL(`../sdk/dist/${file}`, import.meta.url));
