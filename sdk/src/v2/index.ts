@@ -6,7 +6,7 @@ import { sdkError } from '../api';
 import { installationId } from '../storage';
 import { createApi } from './api';
 import { blocker } from './blocking';
-import { Consent, prefsMarker, read } from './consent';
+import { Consent, prefsMarker, read, write } from './consent';
 import { gcmApply, gcmDefault, gcmDefaultAtStart } from './gcm';
 import type { GppApi } from './gpp';
 import { gppNotApplicable, gppStub, loadFile, loadGpp } from './gpp-stub';
@@ -73,6 +73,8 @@ async function start(key: string, base: string, options: InitOptions): Promise<C
   let more: typeof More | undefined;
   consent.ready = async (c) => {
     const x = c.experience;
+    // No integrations any more: stub.js must stop writing defaults no update would follow (integrations-stub.ts).
+    if (!x.integrations) write('consent:integrations', null);
     if (x.integrations || x.cookieDomain || /[#&]i=/.test(location.hash) || read(prefsMarker(c.projectId)) || Object.keys(x.cookies).length) {
       more = await loadFile(base, 'more.js', 'ConsentMore');
     }
