@@ -6,9 +6,12 @@
 // v2 (served at /sdk/v2/, the npm package's main entry):
 //   dist/v2/consent.js, dist/v2/consent.mjs, dist/v2/index.d.ts + public.d.ts
 //   dist/v2/react.mjs + react.d.ts  the React hook (`@consent/sdk/react`), react left external
-//   dist/v2/stub.js  what must exist before the core (the `__tcfapi` stub with `data-tcf`), at most 1 KiB
+//   dist/v2/stub.js  what must exist before the core (the `__tcfapi` stub with `data-tcf`; the vendors' first-view
+//                    defaults with `data-integrations`, integrations-stub.ts), at most 1 KiB
 //   dist/v2/tcf.js  the IAB TCF CMP (CMP API, TC string, two-layer banner) with the IAB's @iabtechlabtcf/core
 //                   and cmpapi bundled in, global `ConsentTcf`; loaded by stub.js on TCF pages only, at most 24 KiB
+//   dist/v2/more.js  global `ConsentMore`: shared cookie, decorate()'s adoption, /decision, cookie removal
+//   dist/v2/integrations.js  global `ConsentIntegrations`: the vendors' updates (loaded by more.js)
 //   dist/v2/gpp.js  the IAB GPP CMP API (`__gpp`) with the IAB's @iabgpp/cmpapi bundled in, global
 //                   `ConsentGpp`; loaded by the core only in opt-out jurisdictions, outside its size budget
 //   dist/v2/declaration.js  the cookie declaration table, loaded by the core only on a page with a
@@ -76,6 +79,19 @@ export default [
     input: here('./src/v2/gpp.ts'),
     plugins: [compile(), nodeResolve({ browser: true })],
     output: { file: here('./dist/v2/gpp.js'), format: 'iife', name: 'ConsentGpp', plugins: [minify(version)] },
+  },
+  // stub.js (stub.ts, below): a classic script the page loads synchronously before the core: TCF's stub and the
+  // vendors' first-view defaults (integrations-stub.ts). more.js: loaded by the core only where a page needs it (index.ts), and
+  // integrations.js by more.js only where the configuration lists integrations. All outside the core's budget.
+  {
+    input: here('./src/v2/more.ts'),
+    plugins: [compile()],
+    output: { file: here('./dist/v2/more.js'), format: 'iife', name: 'ConsentMore', plugins: [minify(version)] },
+  },
+  {
+    input: here('./src/v2/integrations.ts'),
+    plugins: [compile()],
+    output: { file: here('./dist/v2/integrations.js'), format: 'iife', name: 'ConsentIntegrations', plugins: [minify(version)] },
   },
   {
     input: here('./src/v2/stub.ts'),

@@ -74,6 +74,9 @@ describe('SDK files', () => {
     ['/sdk/v2/stub.js', 'v2/stub.js', '__tcfapiLocator'],
     ['/sdk/v2/tcf.js', 'v2/tcf.js', 'ConsentTcf'],
     ['/sdk/v2/declaration.js', 'v2/declaration.js', 'data-consent-declaration'],
+    ['/sdk/v2/stub.js', 'v2/stub.js', 'ConsentStub'],
+    ['/sdk/v2/more.js', 'v2/more.js', 'ConsentMore'],
+    ['/sdk/v2/integrations.js', 'v2/integrations.js', 'ConsentIntegrations'],
   ] as const) {
     it(`${path}: brotli, gzip or the built bytes by Accept-Encoding, each revalidating with its own ETag`, async () => {
       const source = readFileSync(new URL(`../sdk/dist/${file}`, import.meta.url));

@@ -13,9 +13,11 @@ const WHAT: Record<string, string> = {
   'consent.js': 'classic script defining ConsentSDK',
   'consent.mjs': 'ES module exporting init',
   'gpp.js': "the IAB GPP CMP API (__gpp) on the IAB's @iabgpp/cmpapi, loaded by consent.js only in opt-out jurisdictions",
-  'stub.js': 'what tags before the SDK must find: with data-tcf, the IAB TCF __tcfapi stub and __tcfapiLocator frame; loaded synchronously before consent.js',
+  'stub.js': "what must exist before the core, loaded by the page synchronously before consent.js: with data-tcf, the IAB TCF __tcfapi stub and __tcfapiLocator frame; with data-integrations, the vendors' consent APIs' first-view defaults",
   'tcf.js': "the IAB TCF v2.3 CMP (__tcfapi, TC and AC strings, two-layer banner) on the IAB's @iabtechlabtcf/core and cmpapi, loaded by stub.js on TCF pages",
   'declaration.js': 'the cookie declaration table, loaded by consent.js only on a page with a data-consent-declaration element',
+  'more.js': 'shared cookie, decorate() adoption, /decision, cookie removal: loaded by consent.js only where a page needs it',
+  'integrations.js': "the vendors' consent API updates (UET, Clarity, Meta, TikTok, Shopify, WordPress), loaded by more.js where configured",
 };
 
 function sdkFileRoute(version: 'v1' | 'v2', name: string): RouteDef {
@@ -58,4 +60,6 @@ export const sdkFileRoutes: RouteDef[] = [
   sdkFileRoute('v2', 'stub.js'),
   sdkFileRoute('v2', 'tcf.js'),
   sdkFileRoute('v2', 'declaration.js'),
+  sdkFileRoute('v2', 'more.js'),
+  sdkFileRoute('v2', 'integrations.js'),
 ];

@@ -173,6 +173,11 @@ const SdkConfigV2Body = SdkConfigBody.extend({
       .object({ mspaCoveredTransaction: z.boolean(), mspaMode: z.enum(['none', 'opt-out-option', 'service-provider']) })
       .describe('The GPP settings (MSPA), defaults filled in'),
     tcf: publishedTcfSettings.optional().describe('IAB TCF settings as published, with the pinned vendorListVersion (docs/tcf.md); absent: no TCF'),
+    integrations: z
+      .array(z.object({ type: z.string(), signals: z.record(z.string(), z.array(z.string())) }))
+      .optional()
+      .describe('Vendor consent APIs the SDK drives, every signal listed (docs/integrations.md); absent when the version has none'),
+    cookieDomain: z.string().optional().describe('Where the SDK shares its state cookie across subdomains; absent when not set'),
   }),
   jurisdiction: z
     .object({ code: z.string().describe('DE, US, US-CA, …'), rule: z.string().nullable().describe('The id of the matching rule; null when none matched') })

@@ -70,6 +70,11 @@ export function stubFetchV2(routes: { config?: Handler; decision?: Handler; cons
 /** A fresh v2 module, evaluated now (its Consent Mode default runs at evaluation). */
 export async function loadV2() {
   vi.resetModules();
+  // happy-dom loads no scripts: the files the core would load beside itself (more.js, integrations.js) are
+  // evaluated here and found by the globals they define.
+  const w = window as unknown as Record<string, unknown>;
+  w.ConsentMore = await import('../src/v2/more');
+  w.ConsentIntegrations = await import('../src/v2/integrations');
   return import('../src/v2/index');
 }
 

@@ -29,6 +29,8 @@ export const EXPERIENCE_LIMITS = {
 } as const;
 
 import { GOOGLE_CONSENT_SIGNALS, type GoogleConsentSignal } from './google-signals.js';
+import { INTEGRATION_SIGNALS, INTEGRATION_TYPES, type IntegrationType } from './integrations.js';
+import { cookieDomainInput, cookieDomainIssue } from './cookie-domain.js';
 
 export { GOOGLE_CONSENT_SIGNALS, type GoogleConsentSignal };
 
@@ -86,6 +88,29 @@ const translationInput = z
 
 const signalsInput = recordOf(GOOGLE_CONSENT_SIGNALS, purposeKeys, 'Google Consent Mode signal').default({});
 
+/** One vendor's consent API and the purposes each of its signals follows (docs/integrations.md). */
+const integrationInput = z
+  .object({
+    type: z.enum(INTEGRATION_TYPES as [IntegrationType, ...IntegrationType[]]),
+    signals: z.record(z.string(), purposeKeys).default({}).describe('Each signal of the type with the purposes it needs; a signal left out or empty stays denied'),
+  })
+  .strict()
+  .superRefine((integration, ctx) => {
+    const known: readonly string[] = INTEGRATION_SIGNALS[integration.type];
+    for (const signal of Object.keys(integration.signals)) {
+      if (!known.includes(signal)) ctx.addIssue({ code: 'custom', path: ['signals', signal], message: `Unknown ${integration.type} signal; one of ${known.join(', ')}` });
+    }
+  });
+
+const integrationsInput = z
+  .array(integrationInput)
+  .max(INTEGRATION_TYPES.length, `At most ${INTEGRATION_TYPES.length} integrations`)
+  .superRefine((integrations, ctx) => {
+    integrations.forEach((integration, i) => {
+      if (integrations.findIndex((other) => other.type === integration.type) < i) ctx.addIssue({ code: 'custom', path: [i, 'type'], message: `${integration.type} is listed twice` });
+    });
+  });
+
 /** The experience as written (also its OpenAPI shape); `experienceInput` completes it. */
 export const experienceObject = z
   .object({
@@ -129,6 +154,13 @@ export const experienceObject = z
     gpp: gppInput.optional().describe('IAB GPP / MSPA settings of the site; absent: not covered, mode none'),
     // Absent stays absent, so experiences without it keep their hashes (docs/tcf.md).
     tcf: tcfSettingsInput.optional().describe('IAB TCF v2.3 and Google Additional Consent (docs/tcf.md); absent: no TCF'),
+    // Absent stays absent, as jurisdictions: versions published before them keep their bytes and hashes.
+    integrations: integrationsInput
+      .optional()
+      .describe('Vendor consent APIs the SDK drives (docs/integrations.md): microsoft-uet, microsoft-clarity, meta-pixel, tiktok-pixel, shopify, wordpress'),
+    cookieDomain: cookieDomainInput
+      .optional()
+      .describe('A registrable domain (or a subdomain of one) over the allowed origins of one site: the SDK shares the installation and the decision in a first-party cookie there'),
   })
   .strict();
 
@@ -142,6 +174,13 @@ export const experienceInput = experienceObject.transform((experience) => ({
         string[]
       >,
     },
+    // Every signal of a type is listed, as for Consent Mode.
+    ...(experience.integrations && {
+      integrations: experience.integrations.map(({ type, signals }) => ({
+        type,
+        signals: Object.fromEntries(INTEGRATION_SIGNALS[type].map((signal) => [signal, signals[signal] ?? []])),
+      })),
+    }),
   }));
 
 export type Experience = z.output<typeof experienceInput>;
@@ -171,6 +210,11 @@ export async function putExperience(services: Services, projectId: string, input
     const categories = await tx.category.findMany({ where: { projectId }, select: { id: true } });
     const issues = experienceReferenceIssues(experience, { purposes, categories });
     issues.push(...(await tcfDraftIssues(tx, experience.tcf, new Set(purposes.map((purpose) => purpose.key)))).issues);
+    if (experience.cookieDomain) {
+      const { allowedOrigins } = await tx.project.findUniqueOrThrow({ where: { id: projectId }, select: { allowedOrigins: true } });
+      const refused = cookieDomainIssue(experience.cookieDomain, allowedOrigins);
+      if (refused) issues.push({ path: ['cookieDomain'], message: refused });
+    }
     if (issues.length) throw validationFailed(issues);
     const settings = experience as unknown as Prisma.InputJsonObject;
     const before = await readExperience(tx, projectId);
@@ -204,6 +248,11 @@ export function experienceReferenceIssues(
     signalKeys.forEach((key, i) => unknownKey(['googleConsentMode', 'signals', signal, i], key));
   }
   for (const key of Object.keys(experience.cookies)) unknownKey(['cookies', key], key);
+  experience.integrations?.forEach((integration, i) => {
+    for (const [signal, signalKeys] of Object.entries(integration.signals)) {
+      signalKeys.forEach((key, j) => unknownKey(['integrations', i, 'signals', signal, j], key));
+    }
+  });
   return issues;
 }
 

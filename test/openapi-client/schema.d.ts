@@ -609,7 +609,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The built browser SDK v2 (what tags before the SDK must find: with data-tcf, the IAB TCF __tcfapi stub and __tcfapiLocator frame; loaded synchronously before consent.js), brotli or gzip by Accept-Encoding (Vary: Accept-Encoding; an ETag per encoding) */
+        /** The built browser SDK v2 (what must exist before the core, loaded by the page synchronously before consent.js: with data-tcf, the IAB TCF __tcfapi stub and __tcfapiLocator frame; with data-integrations, the vendors' consent APIs' first-view defaults), brotli or gzip by Accept-Encoding (Vary: Accept-Encoding; an ETag per encoding) */
         get: operations["getSdkV2StubJs"];
         put?: never;
         post?: never;
@@ -645,6 +645,40 @@ export interface paths {
         };
         /** The built browser SDK v2 (the cookie declaration table, loaded by consent.js only on a page with a data-consent-declaration element), brotli or gzip by Accept-Encoding (Vary: Accept-Encoding; an ETag per encoding) */
         get: operations["getSdkV2DeclarationJs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sdk/v2/more.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The built browser SDK v2 (shared cookie, decorate() adoption, /decision, cookie removal: loaded by consent.js only where a page needs it), brotli or gzip by Accept-Encoding (Vary: Accept-Encoding; an ETag per encoding) */
+        get: operations["getSdkV2MoreJs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sdk/v2/integrations.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The built browser SDK v2 (the vendors' consent API updates (UET, Clarity, Meta, TikTok, Shopify, WordPress), loaded by more.js where configured), brotli or gzip by Accept-Encoding (Vary: Accept-Encoding; an ETag per encoding) */
+        get: operations["getSdkV2IntegrationsJs"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1400,6 +1434,20 @@ export interface components {
                     [key: string]: number[];
                 };
             };
+            /** @description Vendor consent APIs the SDK drives (docs/integrations.md): microsoft-uet, microsoft-clarity, meta-pixel, tiktok-pixel, shopify, wordpress */
+            integrations?: {
+                /** @enum {string} */
+                type: "microsoft-uet" | "microsoft-clarity" | "meta-pixel" | "tiktok-pixel" | "shopify" | "wordpress";
+                /**
+                 * @description Each signal of the type with the purposes it needs; a signal left out or empty stays denied
+                 * @default {}
+                 */
+                signals: {
+                    [key: string]: string[];
+                };
+            }[];
+            /** @description A registrable domain (or a subdomain of one) over the allowed origins of one site: the SDK shares the installation and the decision in a first-party cookie there */
+            cookieDomain?: string;
         };
         PublishEvidenceSummary: {
             versionId: string;
@@ -3874,6 +3922,20 @@ export interface operations {
                             [key: string]: number[];
                         };
                     };
+                    /** @description Vendor consent APIs the SDK drives (docs/integrations.md): microsoft-uet, microsoft-clarity, meta-pixel, tiktok-pixel, shopify, wordpress */
+                    integrations?: {
+                        /** @enum {string} */
+                        type: "microsoft-uet" | "microsoft-clarity" | "meta-pixel" | "tiktok-pixel" | "shopify" | "wordpress";
+                        /**
+                         * @description Each signal of the type with the purposes it needs; a signal left out or empty stays denied
+                         * @default {}
+                         */
+                        signals?: {
+                            [key: string]: string[];
+                        };
+                    }[];
+                    /** @description A registrable domain (or a subdomain of one) over the allowed origins of one site: the SDK shares the installation and the decision in a first-party cookie there */
+                    cookieDomain?: string;
                 };
             };
         };
@@ -4927,6 +4989,15 @@ export interface operations {
                                 /** @description The Global Vendor List version the publish pinned (when enabled) */
                                 vendorListVersion?: number;
                             };
+                            /** @description Vendor consent APIs the SDK drives, every signal listed (docs/integrations.md); absent when the version has none */
+                            integrations?: {
+                                type: string;
+                                signals: {
+                                    [key: string]: string[];
+                                };
+                            }[];
+                            /** @description Where the SDK shares its state cookie across subdomains; absent when not set */
+                            cookieDomain?: string;
                         };
                         /** @description Where the visitor is (GEO_COUNTRY_HEADER / GEO_REGION_HEADER, or the override); null without a usable location */
                         jurisdiction: {
@@ -5943,6 +6014,132 @@ export interface operations {
         };
     };
     getSdkV2DeclarationJs: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETag(s) of an earlier answer: 304 while one still matches */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description JavaScript */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description If-None-Match matched the ETag */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The SDK has not been built (npm run build:sdk) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                        /** @constant */
+                        code: "not_found";
+                    };
+                };
+            };
+            /** @description internal: an unexpected error (logged with the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or overloaded; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSdkV2MoreJs: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETag(s) of an earlier answer: 304 while one still matches */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description JavaScript */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description If-None-Match matched the ETag */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The SDK has not been built (npm run build:sdk) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                        /** @constant */
+                        code: "not_found";
+                    };
+                };
+            };
+            /** @description internal: an unexpected error (logged with the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or overloaded; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSdkV2IntegrationsJs: {
         parameters: {
             query?: never;
             header?: {

@@ -50,6 +50,13 @@ export interface Experience {
   [other: string]: unknown;
 }
 
+/** The vendors' consent APIs and their signals, the server's own list (docs/integrations.md). */
+export { INTEGRATION_NAMES, INTEGRATION_SIGNALS, INTEGRATION_TYPES, ALWAYS_GRANTED_SIGNALS } from '../../../src/consent/integrations';
+export interface Integration {
+  type: string;
+  signals: Record<string, string[]>;
+}
+
 /** The signals the Consent Mode form maps, the server's own list. */
 export { GOOGLE_CONSENT_SIGNALS as GOOGLE_SIGNALS } from '../../../src/consent/google-signals';
 
@@ -133,6 +140,8 @@ const EXPERIENCE_LABELS: Record<string, string> = {
   googleConsentMode: 'Google Consent Mode',
   cookies: 'Cookies',
   theme: 'Theme',
+  integrations: 'Integrations',
+  cookieDomain: 'Shared cookie domain',
 };
 
 /** Stable JSON (keys sorted), to compare objects the database may return in another key order. */

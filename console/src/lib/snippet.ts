@@ -14,9 +14,15 @@ export interface SnippetOptions {
    * consent default at evaluation, before any later tag runs, on a visitor's first page too (extensions.md §4).
    */
   googleConsentMode: boolean;
+  /**
+   * The vendors' consent APIs of the published experience (docs/integrations.md): stub.js goes first, naming them in
+   * data-integrations, so their denied defaults are written before the vendors' tags on a visitor's first page.
+   */
+  integrations?: string[];
 }
 
-const sdkTags = ({ origin, publicKey, googleConsentMode }: SnippetOptions, indent = '') =>
+const sdkTags = ({ origin, publicKey, googleConsentMode, integrations }: SnippetOptions, indent = '') =>
+  (integrations?.length ? `${indent}<script src="${origin}/sdk/v2/stub.js" data-integrations="${integrations.join(' ')}"></script>\n` : '') +
   `${indent}<script src="${origin}/sdk/v2/consent.js"${googleConsentMode ? ' data-google-consent-mode' : ''}></script>\n` +
   `${indent}<script>ConsentSDK.init({ publicKey: '${publicKey}', apiBaseUrl: '${origin}' });</script>`;
 
@@ -48,4 +54,10 @@ interface ExperienceLike {
 export function consentModeOn(consent: { experience?: unknown; latestVersion?: { experience?: unknown } | null } | null | undefined): boolean {
   const experience = (consent?.latestVersion?.experience ?? consent?.experience) as ExperienceLike | null | undefined;
   return experience?.googleConsentMode?.enabled === true;
+}
+
+/** The integration types of the published experience (else the draft's), for the snippet's data-integrations. */
+export function integrationTypes(consent: { experience?: unknown; latestVersion?: { experience?: unknown } | null } | null | undefined): string[] {
+  const experience = (consent?.latestVersion?.experience ?? consent?.experience) as { integrations?: { type: string }[] } | null | undefined;
+  return (experience?.integrations ?? []).map((integration) => integration.type);
 }

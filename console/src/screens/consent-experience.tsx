@@ -6,7 +6,17 @@ import { useState, type FormEvent } from 'react';
 import { useMutation } from 'urql';
 import { ErrorState } from '../components/states';
 import { SaveConsentExperienceDocument } from '../graphql/generated';
-import { GOOGLE_SIGNALS, type DraftForm, type Experience, type Translation } from '../lib/consent-model';
+import {
+  ALWAYS_GRANTED_SIGNALS,
+  GOOGLE_SIGNALS,
+  INTEGRATION_NAMES,
+  INTEGRATION_SIGNALS,
+  INTEGRATION_TYPES,
+  type DraftForm,
+  type Experience,
+  type Integration,
+  type Translation,
+} from '../lib/consent-model';
 
 interface Props {
   projectId: string;
@@ -112,6 +122,8 @@ export function ExperienceEditor({ projectId, form, draftDirty, experience, save
             </table>
           </TableBox>
         )}
+
+        <Integrations experience={experience} savedKeys={savedKeys} onChange={onChange} />
 
         <h2>Cookies</h2>
         <p className="hint">Cookies the SDK removes when a purpose is withdrawn: names separated by commas, * only at the end (_ga, _ga_*).</p>
@@ -317,6 +329,119 @@ function Translations({ form, experience, onChange, readOnly }: { form: DraftFor
           </table>
         </TableBox>
       )}
+    </>
+  );
+}
+
+/**
+ * The vendors' consent APIs (docs/integrations.md): which ones the site has, and for each signal the purposes it
+ * needs (granted when every ticked purpose is; none ticked: denied). Then the shared cookie domain.
+ */
+function Integrations({
+  experience,
+  savedKeys,
+  onChange,
+}: {
+  experience: Experience;
+  savedKeys: { key: string; name: string }[];
+  onChange: (e: Experience) => void;
+}) {
+  const list = (experience.integrations as Integration[] | undefined) ?? [];
+  const setList = (next: Integration[]) => {
+    const { integrations: _old, ...rest } = experience;
+    onChange(next.length ? { ...rest, integrations: next } : (rest as Experience));
+  };
+  const cookieDomain = (experience.cookieDomain as string | undefined) ?? '';
+  return (
+    <>
+      <h2 id="integrations-title">Other vendors' consent APIs</h2>
+      <p className="hint">
+        The SDK sends each vendor its denied default before a decision and an update after it. The snippet then loads stub.js with
+        data-integrations naming them, before the vendors' tags. A signal is granted when every purpose ticked for it is granted.
+      </p>
+      {INTEGRATION_TYPES.map((type) => {
+        const current = list.find((i) => i.type === type);
+        const signals = INTEGRATION_SIGNALS[type] as readonly string[];
+        return (
+          <fieldset key={type} className="plain">
+            <label className="check">
+              <input
+                type="checkbox"
+                checked={!!current}
+                onChange={(e) =>
+                  setList(e.target.checked ? [...list, { type, signals: Object.fromEntries(signals.map((s) => [s, []])) }] : list.filter((i) => i.type !== type))
+                }
+              />
+              {INTEGRATION_NAMES[type]}
+            </label>
+            {current && savedKeys.length > 0 && (
+              <TableBox layout="scroll" label={`${INTEGRATION_NAMES[type]} signals and purposes`}>
+                <table aria-label={`${INTEGRATION_NAMES[type]} signals and purposes`}>
+                  <thead>
+                    <tr>
+                      <th scope="col">Signal</th>
+                      {savedKeys.map((p) => (
+                        <th key={p.key} scope="col">
+                          {p.name || p.key}
+                        </th>
+                      ))}
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {signals.map((signal) => {
+                      const mapped = current.signals[signal] ?? [];
+                      const always = ALWAYS_GRANTED_SIGNALS.includes(signal);
+                      return (
+                        <tr key={signal}>
+                          <th scope="row">
+                            <code>{signal}</code>
+                            {always && ' (always allowed)'}
+                          </th>
+                          {savedKeys.map((p) => (
+                            <td key={p.key}>
+                              <input
+                                type="checkbox"
+                                aria-label={`${INTEGRATION_NAMES[type]} ${signal} needs ${p.name || p.key}`}
+                                checked={mapped.includes(p.key)}
+                                disabled={always}
+                                onChange={(e) =>
+                                  setList(
+                                    list.map((i) =>
+                                      i.type === type
+                                        ? { ...i, signals: { ...i.signals, [signal]: e.target.checked ? [...mapped, p.key] : mapped.filter((k) => k !== p.key) } }
+                                        : i,
+                                    ),
+                                  )
+                                }
+                              />
+                            </td>
+                          ))}
+                        </tr>
+                      );
+                    })}
+                  </tbody>
+                </table>
+              </TableBox>
+            )}
+          </fieldset>
+        );
+      })}
+      <h2>One decision across your subdomains</h2>
+      <label>
+        Shared cookie domain (optional)
+        <input
+          value={cookieDomain}
+          placeholder="example.com"
+          onChange={(e) => {
+            const { cookieDomain: _old, ...rest } = experience;
+            onChange(e.target.value ? { ...rest, cookieDomain: e.target.value.trim().toLowerCase() } : (rest as Experience));
+          }}
+        />
+      </label>
+      <p className="hint">
+        The host, or a parent, of every allowed origin of that site (never a public suffix such as co.uk): visitors then share one decision
+        across www. and shop. Links to your other domains carry it with client.decorate(url).
+      </p>
     </>
   );
 }

@@ -11,7 +11,7 @@ import { ConfirmDialog } from './parts/confirm';
 import { formatDateTime } from './parts/format';
 import { PagerControls, usePager } from './parts/pager';
 import { KeyCreatedDialog } from './parts/key-created';
-import { consentModeOn } from '../lib/snippet';
+import { consentModeOn, integrationTypes } from '../lib/snippet';
 import './parts/screens.css';
 
 type ApiKey = NonNullable<ProjectApiKeysQuery['project']['apiKeys']>['edges'][number]['node'];
@@ -46,7 +46,9 @@ export default function Keys({ params }: ScreenProps) {
         <p className="note">Only Owners create and revoke keys.</p>
       )}
       {created && (
-        <KeyCreatedDialog name={created.name} secret={created.secret} googleConsentMode={consentModeOn(result.data?.project.consent)} onDone={() => setCreated(null)} />
+        <KeyCreatedDialog name={created.name} secret={created.secret} googleConsentMode={consentModeOn(result.data?.project.consent)}
+          integrations={integrationTypes(result.data?.project.consent)}
+          onDone={() => setCreated(null)} />
       )}
       <QueryState
         result={result}

@@ -16,6 +16,10 @@ export interface Experience {
   theme: { colorScheme: 'light' | 'dark' | 'auto'; borderRadius?: number };
   /** The operator's MSPA settings, written into the GPP string in opt-out jurisdictions (gpp.ts fills the defaults). */
   gpp?: GppSettings;
+  /** Vendor consent APIs the SDK drives, every signal listed (integrations.js); absent when none. */
+  integrations?: { type: string; signals: Record<string, string[]> }[];
+  /** Where the state cookie is shared across subdomains (integrations.js); absent when not set. */
+  cookieDomain?: string;
   /** IAB TCF (extensions.md section 11): when enabled, tcf.js runs the CMP API and the two-layer banner. */
   tcf?: TcfSettings;
 }

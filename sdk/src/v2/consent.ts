@@ -13,7 +13,8 @@ import { SDK_VERSION, type ConsentState } from './public';
 type Stored = Decision & { gpc?: boolean; mode?: Mode; action?: Action };
 
 const DAY = 86_400_000;
-const prefsMarker = (projectId: string) => 'consent:prefs:' + projectId;
+/** Set by preferencesUrl(): a decision may have been made on the hosted page (integrations.js asks /decision). */
+export const prefsMarker = (projectId: string) => 'consent:prefs:' + projectId;
 /** "<mode> <consentHash>" once the visitor dismissed the opt-out or notice banner without deciding. */
 const noticeMarker = (projectId: string) => 'consent:notice:' + projectId;
 
@@ -32,6 +33,8 @@ export class Consent {
   private pending?: Promise<void>;
   /** Set in opt-out jurisdictions (index.ts): the GPP string for a set of choices, never rejects. */
   gppFor?: (choices: Record<string, boolean>) => Promise<string | undefined>;
+  /** Runs between the configuration's arrival and the first read of the stored state (index.ts). */
+  ready?: (config: SdkConfig) => Promise<void>;
 
   constructor(
     /** The service's SDK API (tcf.ts reads the vendor list through it and adds its strings to receipts). */
@@ -48,22 +51,11 @@ export class Consent {
 
   async load(locale: string): Promise<void> {
     const config = await this.api.getConfig(locale);
+    // integrations.js, where needed, brings state made elsewhere in before it is read: the decision made on the
+    // hosted preferences page or another site (/decision), the cookie shared across subdomains (index.ts).
+    await this.ready?.(config);
     const { projectId, version, experience, mode } = config;
-    let stored: Stored | null = readDecision(projectId);
-    // Set by preferencesUrl(): the visitor went to the hosted page, so a decision may have been made there.
-    // Only then is the service asked (never on every page load); a failure keeps the local decision.
-    if (read(prefsMarker(projectId))) {
-      try {
-        const remote = await this.api.getDecision(this.installation(projectId));
-        remove(prefsMarker(projectId));
-        if (remote?.consentHash === version.consentHash && !(stored && stored.consentHash === remote.consentHash && stored.decidedAt >= remote.createdAt)) {
-          stored = { consentHash: remote.consentHash, versionNumber: version.number, choices: remote.choices, decidedAt: remote.createdAt, mode };
-          writeDecision(projectId, stored);
-        }
-      } catch {
-        // The next init tries again.
-      }
-    }
+    const stored: Stored | null = readDecision(projectId);
     const days = experience.reconsentAfterDays;
     const expired = days > 0 && !!stored && Date.now() - Date.parse(stored.decidedAt) > days * DAY;
     // A stale decision is ignored, not deleted: only the visitor replaces it.
@@ -208,4 +200,3 @@ export function write(key: string, value: string | null): void {
     // memory only
   }
 }
-const remove = (key: string) => write(key, null);

@@ -52,11 +52,13 @@ export function gppNotApplicable(): void {
  * gpp.js from the service (`ConsentGpp` once evaluated), or the copy the page already has. Resolves undefined
  * when it cannot load (blocked, offline): the SDK then works without GPP.
  */
-export function loadGpp(base: string): Promise<GppApi | undefined> {
-  return (loading ||= w.ConsentGpp
-    ? Promise.resolve(w.ConsentGpp)
-    : new Promise((resolve) => addScript(base, 'gpp.js', () => resolve(w.ConsentGpp))));
+/** A file of the SDK beside the core (gpp.js, integrations.js) by the global it defines; undefined when it cannot load. */
+export function loadFile<T>(base: string, name: string, global: string): Promise<T | undefined> {
+  const g = w as unknown as Record<string, T>;
+  return g[global] ? Promise.resolve(g[global]) : new Promise((resolve) => addScript(base, name, () => resolve(g[global])));
 }
+
+export const loadGpp = (base: string): Promise<GppApi | undefined> => (loading ||= loadFile(base, 'gpp.js', 'ConsentGpp'));
 
 /** A script of the SDK's own from the service, loaded on demand (gpp.js, declaration.js); `done` after it ran or failed. */
 export function addScript(base: string, name: string, done?: () => void): void {

@@ -5,12 +5,13 @@
 import { sdkError } from '../api';
 import { installationId } from '../storage';
 import { createApi } from './api';
-import { blocker, removeCookies } from './blocking';
-import { Consent } from './consent';
+import { blocker } from './blocking';
+import { Consent, prefsMarker, read, write } from './consent';
 import { gcmApply, gcmDefault, gcmDefaultAtStart } from './gcm';
 import type { GppApi } from './gpp';
-import { addScript, gppNotApplicable, gppStub, loadGpp } from './gpp-stub';
+import { addScript, gppNotApplicable, gppStub, loadFile, loadGpp } from './gpp-stub';
 import type { MountTcf } from './tcf';
+import type * as More from './more';
 import type { ConsentClient, ConsentError, ConsentState, InitOptions } from './public';
 import { mountUi, type Ui } from './ui';
 
@@ -23,8 +24,10 @@ gppStub();
 const clients = new Map<string, Promise<ConsentClient>>();
 
 export function init(options: InitOptions): Promise<ConsentClient> {
-  // First of all, even before the options are checked: the page said Consent Mode is on.
+  // First of all, even before the options are checked: the page said Consent Mode is on; stub.js, when the page
+  // has it, reads the options it serves (`integrations`: the vendors' defaults, integrations-stub.ts).
   if (options?.googleConsentMode) gcmDefault();
+  (window as { ConsentStub?: { init?(o: InitOptions): void } }).ConsentStub?.init?.(options);
   let key: string;
   let base: string;
   try {
@@ -59,21 +62,34 @@ async function start(key: string, base: string, options: InitOptions): Promise<C
   // On the service's own origin (the hosted /preferences page of every operator) the visitor gets one id per
   // project, never one for the origin: otherwise two operators would see the same id for one visitor.
   const installation = (projectId: string) => hosted || installationId(location.origin == base ? ':' + projectId : '');
-  const consent = new Consent(createApi(base, key), gpc, installation);
+  const api = createApi(base, key);
+  const consent = new Consent(api, gpc, installation);
   const listeners = new Set<(state: ConsentState) => void>();
   let ui: Ui;
   let scripts: ReturnType<typeof blocker>;
   const has = (k: string) => consent.has(k);
   let gpp: Promise<GppApi | undefined> | undefined;
+  // more.js, only where the page needs it: the vendors' consent APIs, the cookie shared across subdomains, an
+  // installation carried by decorate(), a decision made on the hosted preferences page, cookies to remove.
+  let more: typeof More | undefined;
+  consent.ready = async (c) => {
+    const x = c.experience;
+    // No integrations any more: stub.js must stop writing defaults no update would follow (integrations-stub.ts).
+    if (!x.integrations) write('consent:integrations', null);
+    if (x.integrations || x.cookieDomain || /[#&]i=/.test(location.hash) || read(prefsMarker(c.projectId)) || Object.keys(x.cookies).length) {
+      more = await loadFile(base, 'more.js', 'ConsentMore');
+    }
+    await more?.ready(c, base, api, installation);
+  };
 
-  // Makes the page match the state: tags and frames, Google's signals, cookies of denied purposes, GPP.
+  // Makes the page match the state: Google's signals and the vendors' (more.js, which also removes the cookies of
+  // denied purposes), tags and frames, GPP.
   function apply() {
     const c = consent.config!;
-    const { experience, config } = c;
-    // Google's update first: a tag released below must already see the granted signals.
-    gcmApply(experience.googleConsentMode, consent.settled, has);
+    // The updates first: a tag released below must already see the granted signals.
+    gcmApply(c.experience.googleConsentMode, consent.settled, has);
+    more?.apply(c, consent.settled, has);
     scripts.run();
-    if (consent.settled) for (const p of config.purposes) if (!has(p.key)) removeCookies(experience.cookies[p.key] || []);
     const { choices, needsConsent } = consent.state();
     const out = consent.optedOut(choices);
     gpp?.then((g) => g?.publish(needsConsent, c, out, consent.gpc));
@@ -127,6 +143,11 @@ async function start(key: string, base: string, options: InitOptions): Promise<C
     preferencesUrl() {
       consent.markPreferences();
       return `${base}/preferences?key=${encodeURIComponent(key)}#i=${installation(projectId)}`;
+    },
+    decorate(url: string) {
+      const u = new URL(url, location.href);
+      u.hash += (u.hash && '&') + 'i=' + installation(projectId);
+      return u.href;
     },
     destroy() {
       // Twice is harmless, and must not forget a newer client registered under the same key.

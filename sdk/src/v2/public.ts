@@ -21,6 +21,12 @@ export interface InitOptions {
    * from the last page's configuration (returning visitors) or when this one arrives.
    */
   googleConsentMode?: boolean;
+  /**
+   * The vendors' consent APIs the page has (`microsoft-uet`, `microsoft-clarity`, `meta-pixel`, `tiktok-pixel`,
+   * `shopify`, `wordpress`): `init` has stub.js write their denied defaults at once, as the script tag's
+   * `data-integrations` does at evaluation (stub.js must be on the page, or `@consent/sdk/stub` imported).
+   */
+  integrations?: string[];
   /** Called once the configuration is loaded and the banner (if needed) is shown. */
   onReady?: (client: ConsentClient) => void;
   /** Called for every failure: loading the configuration, or recording a visitor's choice. */
@@ -83,6 +89,13 @@ export interface ConsentClient {
    * the URL fragment, never to a server). A decision made there is adopted at the next `init`.
    */
   preferencesUrl(): string;
+  /**
+   * `url` with this visitor's installation added to its fragment (`#i=...`, after any fragment it had: never
+   * sent to a server), for links to the operator's other sites: the SDK there adopts the installation and the
+   * decision made under it (through `/decision`).
+   */
+  decorate(url: string): string;
+
   /** Removes the UI; a later `init` with the same key starts a fresh client. */
   destroy(): void;
 }

@@ -4,6 +4,8 @@
 //   <script src="https://HOST/sdk/v2/consent.js"></script>
 // One section per feature; each acts only when its attribute is on this script tag.
 import { tcfStub } from './tcf-stub';
+// --- Integrations (extensions.md section 12, docs/integrations.md): the vendors' denied defaults, at evaluation.
+import './integrations-stub';
 
 const tag = document.currentScript as HTMLScriptElement | null;
 const w = window as unknown as Record<string, unknown>;

@@ -22,8 +22,6 @@ export function tcfStub(): void {
   const frame = document.createElement('iframe');
   frame.name = '__tcfapiLocator';
   frame.style.display = 'none';
-  frame.setAttribute('aria-hidden', 'true');
-  frame.tabIndex = -1;
   // In <head> while the page is being parsed: a named frame anywhere in the document is found by `frames[name]`.
   (document.body || document.head).append(frame);
   addEventListener('message', (event) => {

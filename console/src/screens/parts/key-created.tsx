@@ -5,7 +5,19 @@ import { useEffect, useId, useRef } from 'react';
 import { CopyBlock, secretCopyStatus, useCopy } from '../../components/copy';
 import { installSnippet } from '../../lib/snippet';
 
-export function KeyCreatedDialog({ name, secret, googleConsentMode, onDone }: { name: string; secret: string; googleConsentMode: boolean; onDone(): void }) {
+export function KeyCreatedDialog({
+  name,
+  secret,
+  googleConsentMode,
+  integrations,
+  onDone,
+}: {
+  name: string;
+  secret: string;
+  googleConsentMode: boolean;
+  integrations?: string[];
+  onDone(): void;
+}) {
   const ref = useRef<HTMLDialogElement>(null);
   const input = useRef<HTMLInputElement>(null);
   const id = useId();
@@ -16,7 +28,7 @@ export function KeyCreatedDialog({ name, secret, googleConsentMode, onDone }: { 
     if (dialog && !dialog.open) dialog.showModal();
     return () => dialog?.close();
   }, []);
-  const snippet = installSnippet({ origin: window.location.origin, publicKey: secret, googleConsentMode });
+  const snippet = installSnippet({ origin: window.location.origin, publicKey: secret, googleConsentMode, integrations });
   return (
     <dialog ref={ref} aria-labelledby={`${id}-title`} className="key-created" onCancel={(event) => (event.preventDefault(), onDone())}>
       <h2 id={`${id}-title`} className="dialog-title">
