@@ -549,7 +549,7 @@ describe('members', () => {
     await page.getByRole('button', { name: 'Invite', exact: true }).click();
     await page.getByText(`${newcomer.email} is invited as Admin: they become a member when they accept.`).waitFor();
     // Pending, not a member: listed under Pending invitations only.
-    await page.getByRole('table', { name: 'Pending invitations' }).getByRole('cell', { name: newcomer.email }).waitFor();
+    await page.getByRole('table', { name: 'Pending invitations' }).getByRole('cell', { name: newcomer.email, exact: true }).waitFor();
     expect(await server.services.db.query('SELECT 1 FROM memberships WHERE user_id = $1', [newcomer.id])).toEqual([]);
 
     // The invitee accepts above their inbox.
@@ -561,7 +561,7 @@ describe('members', () => {
     await invitee.close();
 
     await page.reload();
-    await page.getByRole('table', { name: 'Members' }).getByRole('cell', { name: newcomer.email }).waitFor();
+    await page.getByRole('table', { name: 'Members' }).getByRole('cell', { name: newcomer.email, exact: true }).waitFor();
     await page.getByLabel('Role of Newcomer').selectOption('VIEWER');
     await page.getByRole('button', { name: 'Save role of Newcomer' }).click();
     await expect.poll(async () => (await server.services.db.query<{ role: string }>('SELECT role FROM memberships WHERE user_id = $1', [newcomer.id]))[0]?.role).toBe('VIEWER');
