@@ -1,4 +1,4 @@
-// The IAB TCF banner against the same page without TCF, in one run (extensions.md section 11, docs/tcf-browser.md):
+// The IAB TCF banner against the same page without TCF, in one run (extensions.md section 11, docs/tcf.md):
 //   npx rollup -c sdk/rollup.config.mjs && npx tsx bench/sdk-tcf.ts [loads=12]
 // Sizes: what a TCF page loads before its banner (stub.js + consent.js + tcf.js) against consent.js alone, min,
 // gzip and brotli. Times, in headless Chromium on the loopback news site of test/e2e/tcf-site.ts (another origin
