@@ -77,6 +77,10 @@ const envSchema = z.object({
   SCANNER_CONCURRENCY: z.coerce.number().int().min(0).max(16).default(1),
   SCANNER_DAILY_SCANS_PER_ORG: z.coerce.number().int().positive().default(50),
   SCANNER_MAX_PAGE_BYTES: z.coerce.number().int().positive().default(20 * 1024 * 1024),
+  // A scan's wall-clock budget per run: past it the scan is failed and not tried again (a page that holds the
+  // browser); the biggest report a scan may store.
+  SCANNER_SCAN_BUDGET_MS: z.coerce.number().int().min(1000).default(30 * 60_000),
+  SCANNER_MAX_REPORT_BYTES: z.coerce.number().int().min(100_000).default(5 * 1024 * 1024),
   CHROMIUM_PATH: z.string().optional(),
   // The receipts ledger (docs/ledger.md): the Ed25519 key that signs checkpoints (PKCS#8 PEM, inline or in a file;
   // required in production), older public keys still published after a rotation, and how often receipts are sealed.
@@ -161,6 +165,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       dailyScansPerOrg: parsed.SCANNER_DAILY_SCANS_PER_ORG,
       maxPageBytes: parsed.SCANNER_MAX_PAGE_BYTES,
       visitTimeoutMs: 30_000,
+      scanBudgetMs: parsed.SCANNER_SCAN_BUDGET_MS,
+      maxReportBytes: parsed.SCANNER_MAX_REPORT_BYTES,
       // Found once at start-up; undefined: POST /scans answers 503 scanner_unavailable.
       chromiumPath: findChromium({ ...env, CHROMIUM_PATH: parsed.CHROMIUM_PATH }),
     },

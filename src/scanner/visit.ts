@@ -5,6 +5,8 @@
 // storage keys, requests to other sites with their initiator, the SDK and its banner.
 import type { Browser, BrowserContext, Request, Response } from 'playwright-core';
 import { siteOf } from './catalogue.js';
+import { installCookieHook } from './cookie-hook.js';
+import { CLOSE_GRACE_MS, closeContext, Deadline, settleWithin } from './deadline.js';
 import { startGuardProxy, type AddressPolicy, type RefusedRequest } from './guard-proxy.js';
 
 export const VISIT_KINDS = ['before', 'reject', 'accept'] as const;
@@ -60,6 +62,8 @@ export interface VisitResult {
   refused: RefusedRequest[];
   bytes: number;
   truncated: boolean;
+  /** How many of each were seen but not kept (the caps in VISIT_CAPS); all 0 when nothing was cut. */
+  cut: { storageKeys: number; cookies: number; requests: number; links: number };
   /** Same-site links on the page (before visits only). */
   links: string[];
 }
@@ -73,36 +77,17 @@ export interface VisitOptions {
 }
 
 const SDK_CONFIG_PATH = /\/api\/sdk\/v[12]\/config$/;
-const MAX_REQUESTS = 300;
-const MAX_LINKS = 200;
-const BINDING = '__consentScannerCookie';
-
-// Runs in every frame before the page's scripts: reports each document.cookie write with the URL of the
-// script on top of the stack (an inline script reports its page's URL). Deletions are not setters.
-const COOKIE_HOOK = `(() => {
-  const d = Object.getOwnPropertyDescriptor(Document.prototype, 'cookie');
-  if (!d || !d.set) return;
-  Object.defineProperty(Document.prototype, 'cookie', {
-    configurable: true, enumerable: d.enumerable,
-    get() { return d.get.call(this); },
-    set(value) {
-      try {
-        const text = String(value);
-        if (!/expires=thu, 01 jan 1970|max-age=(0|-)/i.test(text)) {
-          const frames = (new Error().stack || '').match(/https?:\\/\\/[^\\s()]+?:\\d+:\\d+/g) || [];
-          const report = window[${JSON.stringify(BINDING)}];
-          if (report) report(text.split('=')[0].trim(), frames.length ? frames[0].replace(/:\\d+:\\d+$/, '') : null);
-        }
-      } catch (e) {}
-      return d.set.call(this, value);
-    },
-  });
-})();`;
+/**
+ * What one visit keeps, so a page cannot make its report (and the scan answer) as big as it likes: the page's
+ * own evaluation returns at most this many storage keys per area and links, names and URLs are cut to a length,
+ * and the visit says how many were left out (`cut`).
+ */
+export const VISIT_CAPS = { storageKeysPerArea: 500, cookies: 300, requests: 300, links: 200, linksLooked: 1000, nameChars: 200, urlChars: 2000 };
 
 const withoutQuery = (url: string) => {
   try {
     const parsed = new URL(url);
-    return parsed.origin + parsed.pathname;
+    return (parsed.origin + parsed.pathname).slice(0, VISIT_CAPS.urlChars);
   } catch {
     return url.slice(0, 200);
   }
@@ -136,6 +121,7 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
     refused: [],
     bytes: 0,
     truncated: false,
+    cut: { storageKeys: 0, cookies: 0, requests: 0, links: 0 },
     links: [],
   };
   let context: BrowserContext | undefined;
@@ -146,16 +132,15 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
   const scriptInitiators = new Map<string, string>();
   const requested: { entry: ObservedRequest; rawUrl: string }[] = [];
   const pending: Promise<unknown>[] = [];
-  const deadline = Date.now() + options.timeoutMs;
-  const left = (cap = options.timeoutMs) => Math.max(1, Math.min(cap, deadline - Date.now()));
+  // Every browser and CDP call races the visit's deadline: a page can keep its renderer busy for good.
+  const deadline = new Deadline(options.timeoutMs);
+  const left = (cap?: number) => deadline.left(cap);
+  const within = deadline.race.bind(deadline);
   try {
     // Service workers are blocked (their requests would escape page-level observation); every connection,
     // WebSockets included, goes through the guard proxy.
-    context = await browser.newContext({ proxy: { server: proxy.url }, serviceWorkers: 'block', acceptDownloads: false });
-    await context.exposeBinding(BINDING, (_source, name: string, scriptUrl: string | null) =>
-      setters.add(String(name), { type: 'script', url: scriptUrl ?? _source.frame.url() }),
-    );
-    await context.addInitScript(COOKIE_HOOK);
+    context = await within(browser.newContext({ proxy: { server: proxy.url }, serviceWorkers: 'block', acceptDownloads: false }));
+    const cookieHook = await within(installCookieHook(context));
     context.on('request', (request: Request) => {
       const requestUrl = request.url();
       let parsed: URL;
@@ -181,7 +166,8 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
       if (!/^(https?|wss?):$/.test(parsed.protocol) || siteOf(parsed.hostname) === pageSite) return;
       const entry = { host: parsed.hostname, url: withoutQuery(requestUrl), resourceType: request.resourceType(), initiator: initiatorOf(request) };
       const key = `${entry.url} ${entry.resourceType}`;
-      if (seen.has(key) || result.requests.length >= MAX_REQUESTS) return;
+      if (seen.has(key)) return;
+      if (result.requests.length >= VISIT_CAPS.requests) return void result.cut.requests++;
       seen.add(key);
       result.requests.push(entry);
       requested.push({ entry, rawUrl: requestUrl });
@@ -196,8 +182,9 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
           .catch(() => {}),
       );
     });
-    const page = await context.newPage();
-    const cdp = await context.newCDPSession(page);
+    const page = await within(context.newPage());
+    const cdp = await within(context.newCDPSession(page));
+    await within(cookieHook.listen(cdp, (write) => setters.add(write.name, { type: 'script', url: write.scriptUrl ?? page.url() })));
     cdp.on('Network.requestWillBeSent', (event) => {
       // The script on top of the (async) stack, else the parser's document; a CORS preflight names itself.
       let stack = event.initiator.stack;
@@ -205,52 +192,78 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
       const script = stack?.callFrames.find((frame) => frame.url)?.url ?? (event.initiator.type === 'preflight' ? undefined : event.initiator.url);
       if (script && !scriptInitiators.has(event.request.url)) scriptInitiators.set(event.request.url, withoutQuery(script));
     });
-    await cdp.send('Network.enable');
-    const response = await page.goto(url, { waitUntil: 'load', timeout: left() });
+    await within(cdp.send('Network.enable'));
+    const response = await within(page.goto(url, { waitUntil: 'load', timeout: left() }));
     result.status = response?.status() ?? null;
     result.finalUrl = page.url();
-    await page.waitForLoadState('networkidle', { timeout: left(3000) }).catch(() => {});
-    await Promise.allSettled(pending.splice(0));
+    await within(page.waitForLoadState('networkidle', { timeout: left(3000) }).catch(() => {}));
+    await within(Promise.allSettled(pending.splice(0)));
     // The SDK fetches its config first: wait for the banner only where the SDK is on the page.
     const banner = page.locator('[data-consent="banner"]');
-    result.bannerShown = await banner.waitFor({ state: 'visible', timeout: left(result.sdk.loaded ? 5000 : 300) }).then(
-      () => true,
-      () => false,
+    result.bannerShown = await within(
+      banner.waitFor({ state: 'visible', timeout: left(result.sdk.loaded ? 5000 : 300) }).then(
+        () => true,
+        () => false,
+      ),
     );
     if (kind !== 'before' && result.bannerShown) {
-      await banner.locator(`[data-consent="${kind === 'reject' ? 'reject-all' : 'accept-all'}"]`).click({ timeout: left(5000) });
+      await within(banner.locator(`[data-consent="${kind === 'reject' ? 'reject-all' : 'accept-all'}"]`).click({ timeout: left(5000) }));
       result.decided = true;
       // What the page does once the decision is made: scripts unblocked, cookies removed.
-      await banner.waitFor({ state: 'hidden', timeout: left(5000) }).catch(() => {});
-      await page.waitForLoadState('networkidle', { timeout: left(3000) }).catch(() => {});
-      await page.waitForTimeout(left(300));
+      await within(banner.waitFor({ state: 'hidden', timeout: left(5000) }).catch(() => {}));
+      await within(page.waitForLoadState('networkidle', { timeout: left(3000) }).catch(() => {}));
+      await within(page.waitForTimeout(left(300)));
     }
     result.finalUrl = page.url();
-    const storage = await page.evaluate(() => {
-      const keys = (area: Storage | undefined) => {
-        try {
-          return area ? Object.keys(area) : [];
-        } catch {
-          return [];
-        }
-      };
-      return { local: keys(window.localStorage), session: keys(window.sessionStorage) };
-    });
-    result.storage = [
-      ...storage.local.map((key) => ({ area: 'local' as const, key })),
-      ...storage.session.map((key) => ({ area: 'session' as const, key })),
-    ];
+    // Counted and capped inside the page: 25,000 keys never leave it (Storage.key walks without a copy).
+    const storage = await within(
+      page.evaluate(({ max, chars }) => {
+        const keys = (area: () => Storage) => {
+          try {
+            const store = area();
+            const kept: string[] = [];
+            for (let i = 0; i < store.length && kept.length < max; i++) kept.push(String(store.key(i)).slice(0, chars));
+            return { kept, total: store.length };
+          } catch {
+            return { kept: [], total: 0 };
+          }
+        };
+        return { local: keys(() => window.localStorage), session: keys(() => window.sessionStorage) };
+      }, { max: VISIT_CAPS.storageKeysPerArea, chars: VISIT_CAPS.nameChars }),
+    );
+    for (const area of ['local', 'session'] as const) {
+      // The page answered this: checked again here (it can replace the builtins the evaluation used).
+      const { kept, total } = storage?.[area] ?? { kept: [], total: 0 };
+      const keys = (Array.isArray(kept) ? kept : []).slice(0, VISIT_CAPS.storageKeysPerArea).map((key) => String(key).slice(0, VISIT_CAPS.nameChars));
+      result.storage.push(...keys.map((key) => ({ area, key })));
+      result.cut.storageKeys += Math.max(0, (Number(total) || 0) - keys.length);
+    }
     if (kind === 'before') {
-      const hrefs = await page.evaluate(() => Array.from(document.querySelectorAll('a[href]'), (a) => (a as HTMLAnchorElement).href));
-      result.links = [...new Set(hrefs.map((href) => href.split('#')[0]!).filter((href) => sameSite(href, pageSite)))].slice(0, MAX_LINKS);
+      const anchors = await within(
+        page.evaluate(({ max, chars }) => {
+          const all = document.querySelectorAll('a[href]');
+          const hrefs: string[] = [];
+          for (let i = 0; i < all.length && i < max; i++) {
+            const href = (all[i] as HTMLAnchorElement).href;
+            if (typeof href === 'string' && href.length <= chars) hrefs.push(href);
+          }
+          return { hrefs, total: all.length };
+        }, { max: VISIT_CAPS.linksLooked, chars: VISIT_CAPS.urlChars }),
+      );
+      const hrefs = (Array.isArray(anchors?.hrefs) ? anchors.hrefs : []).slice(0, VISIT_CAPS.linksLooked).map((href) => String(href).slice(0, VISIT_CAPS.urlChars));
+      const sameSiteLinks = [...new Set(hrefs.map((href) => href.split('#')[0]!).filter((href) => sameSite(href, pageSite)))];
+      result.links = sameSiteLinks.slice(0, VISIT_CAPS.links);
+      result.cut.links = Math.max(0, (Number(anchors?.total) || 0) - hrefs.length) + (sameSiteLinks.length - result.links.length);
     }
   } catch (error) {
     result.error = describe(error, proxy.overLimit);
   } finally {
-    await Promise.allSettled(pending);
+    await settleWithin(Promise.allSettled(pending), CLOSE_GRACE_MS, undefined);
     if (context) {
-      const cookies = await context.cookies().catch(() => []);
-      result.cookies = cookies.map((cookie) => ({
+      // Cookies live in the browser process: they answer even while the page's renderer is stuck.
+      const cookies = await settleWithin(context.cookies(), CLOSE_GRACE_MS, []);
+      result.cut.cookies = Math.max(0, cookies.length - VISIT_CAPS.cookies);
+      result.cookies = cookies.slice(0, VISIT_CAPS.cookies).map((cookie) => ({
         name: cookie.name,
         domain: cookie.domain,
         path: cookie.path,
@@ -262,7 +275,8 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
         party: siteOf(cookie.domain) === pageSite ? 'first' : 'third',
         setBy: setters.setters.get(cookie.name) ?? null,
       }));
-      await context.close().catch(() => {});
+      // Past the deadline this is what stops the page: its renderer goes with the context (or the browser).
+      if (await closeContext(context, browser)) result.error ??= 'The browser did not close the page; it was restarted';
     }
     for (const { entry, rawUrl } of requested) entry.initiator = scriptInitiators.get(rawUrl) ?? entry.initiator;
     result.refused = proxy.refused;
