@@ -57,7 +57,8 @@ describe('a scan of hostile pages (production mode)', () => {
         case '/plain':
           return html('<p>Nothing to see</p>');
         case '/storage':
-          return html(`<script>for (let i = 0; i < 25000; i++) localStorage.setItem('key-' + i + '-' + 'x'.repeat(150), '');</script>`);
+          // 25,000 keys, one of them 1,000 characters long (it sorts first).
+          return html(`<script>localStorage.setItem('a' + 'x'.repeat(999), ''); for (let i = 1; i < 25000; i++) localStorage.setItem('key-' + i, '');</script>`);
         case '/webrtc':
           // STUN and TURN at internal addresses (loopback, by address and by name): Chromium would send UDP there itself.
           return html(`<script>
@@ -92,7 +93,7 @@ document.cookie = 'victim=1; max-age=3600; path=/';
     origin = `http://127.0.0.3:${(site.address() as AddressInfo).port}`;
     // A secret in the service's environment that the browser must not inherit.
     process.env.SCANNER_TEST_SECRET = 'do-not-hand-to-chromium';
-    const scanner = { ...loadConfig().scanner, concurrency: 1, scanBudgetMs: 60_000 };
+    const scanner = { ...loadConfig().scanner, concurrency: 1, scanBudgetMs: 180_000 };
     server = (await startService({ production: true, scanner }, { scannerNetwork: { publicStandIns: ['127.0.0.3'] } })).server;
   }, 60_000);
 
@@ -111,11 +112,11 @@ document.cookie = 'victim=1; max-age=3600; path=/';
     for (const visit of scan.pages[0].visits) {
       expect(visit.storage).toHaveLength(500);
       expect(visit.cut).toEqual({ storageKeys: 24_500, cookies: 0, requests: 0, links: 0 });
-      expect(visit.storage[0].key.length).toBeLessThanOrEqual(200);
+      expect(Math.max(...visit.storage.map((s: any) => s.key.length))).toBeLessThanOrEqual(200);
     }
-    // 3 × 25,000 keys of 160 characters would be a 12 MB answer.
-    expect(bytes).toBeLessThan(1_000_000);
-  }, 120_000);
+    // Each visit's 25,000 keys would make a 3 MB answer.
+    expect(bytes).toBeLessThan(500_000);
+  }, 240_000); // writing and reading 25,000 keys takes Chromium seconds per visit
 
   it('sends no WebRTC datagram to an internal STUN or TURN server', async () => {
     const tenant = await setupProject(server);
@@ -164,7 +165,7 @@ document.cookie = 'victim=1; max-age=3600; path=/';
     const otherId = await queue(server, other, [`${origin}/plain`]);
     // The worker reads the budget when it starts a scan: the next tenant's scan gets the usual one back.
     while ((await server.services.db.prisma.scan.findUniqueOrThrow({ where: { id: loopId } })).status === 'queued') await sleep(100);
-    server.services.config.scanner.scanBudgetMs = 60_000;
+    server.services.config.scanner.scanBudgetMs = 180_000;
     const { scan: hung } = await settled(server, looping.ownerToken, looping.projectId, loopId);
     expect(hung).toMatchObject({ status: 'failed', attempts: 1, error: expect.stringContaining('budget of 8 s') });
     // Within its budget, plus the grace for closing what the page held (not a speed assertion: a hang never ends).
