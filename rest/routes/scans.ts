@@ -85,10 +85,21 @@ const ScanReportBody = z
     versionNumber: z.number().int().nullable().describe('the version live when the scan ran'),
     browser: z.object({ name: z.string(), version: z.string() }),
     catalogue: z.record(z.string(), z.unknown()).describe('the cookie catalogue snapshot the findings used'),
-    limits: z.object({ pages: z.number().int(), visitTimeoutMs: z.number().int(), maxPageBytes: z.number().int() }),
-    pages: z.array(z.record(z.string(), z.unknown())).describe('each page with its three visits (docs/scanner.md)'),
+    limits: z.object({
+      pages: z.number().int(),
+      visitTimeoutMs: z.number().int(),
+      maxPageBytes: z.number().int(),
+      maxReportBytes: z.number().int().optional().describe('absent in reports made before the cap'),
+      visit: z.record(z.string(), z.number().int()).optional().describe('what one visit keeps (docs/scanner.md "What a visit keeps")'),
+    }),
+    pages: z.array(z.record(z.string(), z.unknown())).describe('each page with its three visits (docs/scanner.md); a visit\'s `cut` counts what it did not keep'),
     findings: z.array(Finding),
     summary: Summary,
+    cut: z
+      .object({ visitsEmptied: z.number().int(), findingsDropped: z.number().int() })
+      .nullable()
+      .optional()
+      .describe('null: nothing cut; else what was left out to keep the report under SCANNER_MAX_REPORT_BYTES'),
     hashes: z.object({ reportHash: z.string().describe('SHA-256 of the canonical JSON of the report without hashes') }),
   })
   .meta({ id: 'ScanReport' });

@@ -1626,13 +1626,24 @@ export interface components {
                 pages: number;
                 visitTimeoutMs: number;
                 maxPageBytes: number;
+                /** @description absent in reports made before the cap */
+                maxReportBytes?: number;
+                /** @description what one visit keeps (docs/scanner.md "What a visit keeps") */
+                visit?: {
+                    [key: string]: number;
+                };
             };
-            /** @description each page with its three visits (docs/scanner.md) */
+            /** @description each page with its three visits (docs/scanner.md); a visit's `cut` counts what it did not keep */
             pages: {
                 [key: string]: unknown;
             }[];
             findings: components["schemas"]["ScanFinding"][];
             summary: components["schemas"]["ScanSummary"];
+            /** @description null: nothing cut; else what was left out to keep the report under SCANNER_MAX_REPORT_BYTES */
+            cut?: {
+                visitsEmptied: number;
+                findingsDropped: number;
+            } | null;
             hashes: {
                 /** @description SHA-256 of the canonical JSON of the report without hashes */
                 reportHash: string;
