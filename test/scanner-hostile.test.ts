@@ -41,6 +41,7 @@ describe('a scan of hostile pages (production mode)', () => {
   let origin: string;
   let udp: Socket;
   const datagrams: string[] = [];
+  let loopVisits = 0;
 
   beforeAll(async () => {
     // Anything that reaches this UDP port on loopback came from a page past the guard.
@@ -52,6 +53,7 @@ describe('a scan of hostile pages (production mode)', () => {
       const html = (body: string) => res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(`<!doctype html><title>t</title>${body}`);
       switch (new URL(req.url ?? '/', 'http://x').pathname) {
         case '/loop':
+          loopVisits++;
           // Holds its renderer for good once loaded.
           return html(`<script>addEventListener('load', () => setTimeout(() => { for (;;) {} }, 20));</script>`);
         case '/plain':
@@ -137,11 +139,11 @@ document.cookie = 'victim=1; max-age=3600; path=/';
   }, 120_000);
 
   it('launches Chromium without the service environment, its background requests off, the sandbox on unless root', () => {
-    // The scanner's browser: a child of this process (its renderers are the browser's children).
+    // The scanner's browser: a child of this process with the scanner's own WebRTC switch (test browsers have none).
     const browsers = readdirSync('/proc').filter((pid) => {
       try {
         const parent = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1];
-        return /^\d+$/.test(pid) && Number(parent) === process.pid && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--disable-component-update');
+        return /^\d+$/.test(pid) && Number(parent) === process.pid && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--webrtc-ip-handling-policy=');
       } catch {
         return false;
       }
@@ -163,8 +165,9 @@ document.cookie = 'victim=1; max-age=3600; path=/';
     const other = await setupProject(server);
     const loopId = await queue(server, looping, [`${origin}/loop`]);
     const otherId = await queue(server, other, [`${origin}/plain`]);
-    // The worker reads the budget when it starts a scan: the next tenant's scan gets the usual one back.
-    while ((await server.services.db.prisma.scan.findUniqueOrThrow({ where: { id: loopId } })).status === 'queued') await sleep(100);
+    // The worker reads the budget when it starts a scan: once the looping page is being visited, the next
+    // tenant's scan gets the usual one back.
+    while (!loopVisits) await sleep(100);
     server.services.config.scanner.scanBudgetMs = 180_000;
     const { scan: hung } = await settled(server, looping.ownerToken, looping.projectId, loopId);
     expect(hung).toMatchObject({ status: 'failed', attempts: 1, error: expect.stringContaining('budget of 8 s') });
