@@ -80,6 +80,8 @@ export async function installCookieHook(context: BrowserContext) {
         const name = text.split('=')[0]!.trim().slice(0, 256);
         if (name) onWrite({ name, scriptUrl: topScript(stack) });
       });
+      // Chromium sends bindingCalled only to a session with the Runtime domain on.
+      await cdp.send('Runtime.enable');
       await cdp.send('Runtime.addBinding', { name: binding });
     },
   };
