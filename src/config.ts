@@ -81,6 +81,10 @@ const envSchema = z.object({
   // How long a visit keeps watching cookie and storage writes after the network went idle, on each load it
   // judges (tags that write late: docs/scanner.md "Dwell window").
   SCANNER_DWELL_MS: z.coerce.number().int().min(0).max(20_000).default(3000),
+  // A scan's wall-clock budget per run: past it the scan is failed and not tried again (a page that holds the
+  // browser); the biggest report a scan may store.
+  SCANNER_SCAN_BUDGET_MS: z.coerce.number().int().min(1000).default(30 * 60_000),
+  SCANNER_MAX_REPORT_BYTES: z.coerce.number().int().min(100_000).default(5 * 1024 * 1024),
   CHROMIUM_PATH: z.string().optional(),
   // The receipts ledger (docs/ledger.md): the Ed25519 key that signs checkpoints (PKCS#8 PEM, inline or in a file;
   // required in production), older public keys still published after a rotation, and how often receipts are sealed.
@@ -170,6 +174,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxPageBytes: parsed.SCANNER_MAX_PAGE_BYTES,
       dwellMs: parsed.SCANNER_DWELL_MS,
       visitTimeoutMs: 30_000,
+      scanBudgetMs: parsed.SCANNER_SCAN_BUDGET_MS,
+      maxReportBytes: parsed.SCANNER_MAX_REPORT_BYTES,
       // Found once at start-up; undefined: POST /scans answers 503 scanner_unavailable.
       chromiumPath: findChromium({ ...env, CHROMIUM_PATH: parsed.CHROMIUM_PATH }),
     },

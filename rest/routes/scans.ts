@@ -113,14 +113,21 @@ const ScanReportBody = z
       visitTimeoutMs: z.number().int(),
       maxPageBytes: z.number().int(),
       dwellMs: z.number().int().optional().describe('how long each judged load was watched for late writes after network idle (reports since SCANNER_DWELL_MS)'),
+      maxReportBytes: z.number().int().optional().describe('absent in reports made before the cap'),
+      visit: z.record(z.string(), z.number().int()).optional().describe('what one visit keeps (docs/scanner.md "What a visit keeps")'),
     }),
-    pages: z.array(z.record(z.string(), z.unknown())).describe('each page with its three visits (docs/scanner.md)'),
+    pages: z.array(z.record(z.string(), z.unknown())).describe('each page with its three visits (docs/scanner.md); a visit\'s `cut` counts what it did not keep'),
     findings: z.array(Finding),
     inventory: z
       .array(InventoryItem)
       .optional()
       .describe('every cookie, storage key and third-party host seen, once each and classified (reports before this field was added have none)'),
     summary: Summary,
+    cut: z
+      .object({ visitsEmptied: z.number().int(), findingsDropped: z.number().int() })
+      .nullable()
+      .optional()
+      .describe('null: nothing cut; else what was left out to keep the report under SCANNER_MAX_REPORT_BYTES'),
     hashes: z.object({ reportHash: z.string().describe('SHA-256 of the canonical JSON of the report without hashes') }),
   })
   .meta({ id: 'ScanReport' });

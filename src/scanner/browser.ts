@@ -18,13 +18,14 @@ import { chromium, type Browser } from 'playwright-core';
 /** `profile.cookie_controls_mode`: 0 allows third-party cookies (1 blocks them, 2 blocks them in incognito only). */
 const ALLOW_THIRD_PARTY_COOKIES = { profile: { cookie_controls_mode: 0 } };
 
-export async function launchScanningBrowser(options: { executablePath: string; args: string[] }): Promise<Browser> {
+/** `options` are chromium.ts's `scannerLaunchOptions` (flags, an environment without the service's secrets, sandbox rule). */
+export async function launchScanningBrowser(options: { executablePath: string; args: string[]; env?: Record<string, string>; chromiumSandbox?: boolean }): Promise<Browser> {
   const profile = mkdtempSync(join(tmpdir(), 'consent-scanner-profile-'));
   const removeProfile = () => rmSync(profile, { recursive: true, force: true });
   try {
     mkdirSync(join(profile, 'Default'));
     writeFileSync(join(profile, 'Default', 'Preferences'), JSON.stringify(ALLOW_THIRD_PARTY_COOKIES));
-    const persistent = await chromium.launchPersistentContext(profile, { executablePath: options.executablePath, args: options.args });
+    const persistent = await chromium.launchPersistentContext(profile, options);
     const browser = persistent.browser();
     if (!browser) throw new Error('Chromium started without a browser object');
     // The persistent context's own blank page is never used: visits open contexts of their own.

@@ -3,10 +3,16 @@
 // the embedded database (PGlite, one connection, in-process) does not offer them; the lease below is the same
 // UPDATE ... FOR UPDATE SKIP LOCKED that the webhook outbox uses, and works on both databases.
 //
-// - A worker claims the oldest queued scan, or a running one whose lease ran out (its instance died), with one
-//   statement that stamps its lease; SKIP LOCKED lets several instances claim at once without taking one twice.
+// - A worker claims a queued scan, or a running one whose lease ran out (its instance died), with one statement
+//   that stamps its lease; SKIP LOCKED lets several instances claim at once without taking one twice.
+// - Fair between tenants: an organization with a scan running has no other taken (one at a time per
+//   organization, whatever the number of workers), and among the others the one served longest ago (or never
+//   in the last day) goes first, its oldest scan first: round-robin by organization, so one organization's
+//   twenty queued scans do not hold the scanner for everyone else. The daily quota bounds what each can queue.
 // - While it runs the worker renews the lease; a scan whose lease is lost stops.
-// - A scan is tried at most MAX_ATTEMPTS times (the first and one retry); a run that dies again is `failed`.
+// - A scan is tried at most MAX_ATTEMPTS times (the first and one retry), counted in its row: a crash, a lost
+//   instance or a shutdown all spend the attempt, so no restart hands a scan that hangs back forever. A scan
+//   that spends its wall-clock budget is failed at once.
 import type { Prisma } from '../generated/prisma/client.js';
 import type { Services } from '../services.js';
 import { intervalMs } from './service.js';
@@ -29,11 +35,21 @@ const CLAIM_SQL = `
   UPDATE scans SET status = 'running', attempts = attempts + 1, lease_owner = $1, lease_until = $3,
     started_at = COALESCE(started_at, $2), error = NULL
   WHERE id = (
-    SELECT id FROM scans
-    WHERE (status = 'queued' OR (status = 'running' AND lease_until < $2)) AND attempts < $4
-    ORDER BY created_at
+    SELECT s.id FROM scans s
+    JOIN projects p ON p.id = s.project_id
+    JOIN organizations o ON o.id = p.organization_id
+    WHERE (s.status = 'queued' OR (s.status = 'running' AND s.lease_until < $2)) AND s.attempts < $4
+      AND NOT EXISTS (
+        SELECT 1 FROM scans r JOIN projects rp ON rp.id = r.project_id
+        WHERE rp.organization_id = p.organization_id AND r.status = 'running' AND r.lease_until >= $2)
+    ORDER BY (
+        SELECT max(l.started_at) FROM scans l JOIN projects lp ON lp.id = l.project_id
+        WHERE lp.organization_id = p.organization_id AND l.started_at > $2::timestamptz - interval '1 day'
+      ) ASC NULLS FIRST, s.created_at, s.id
     LIMIT 1
-    FOR UPDATE SKIP LOCKED)
+    -- The organization's row too: two instances claiming at once never start two scans of one organization.
+    FOR UPDATE OF s SKIP LOCKED
+    FOR NO KEY UPDATE OF o SKIP LOCKED)
   RETURNING id, project_id AS "projectId", trigger, urls, follow_links AS "followLinks", attempts, started_at AS "startedAt"`;
 
 /** Leases the next scan to `owner`, or answers null when none is waiting. */
@@ -62,12 +78,27 @@ export async function renewLease(services: Services, scanId: string, owner: stri
   return rows.length > 0;
 }
 
-/** Gives a scan back without spending its attempt (this instance is shutting down). */
+/**
+ * Gives a scan back at shutdown. The attempt stays spent: a scan whose page hangs the scanner must not come back
+ * after every restart; on its last attempt it is failed instead.
+ */
 export async function releaseScan(services: Services, scanId: string, owner: string): Promise<void> {
   await services.db.query(
-    `UPDATE scans SET status = 'queued', attempts = GREATEST(attempts - 1, 0), lease_owner = NULL, lease_until = NULL
+    `UPDATE scans SET status = CASE WHEN attempts >= $3 THEN 'failed' ELSE 'queued' END,
+       error = CASE WHEN attempts >= $3 THEN 'The scan was stopped twice without finishing (the instance running it shut down); it was not tried again' END,
+       finished_at = CASE WHEN attempts >= $3 THEN $4::timestamptz END,
+       lease_owner = NULL, lease_until = NULL
      WHERE id = $1 AND lease_owner = $2 AND status = 'running'`,
-    [scanId, owner],
+    [scanId, owner, MAX_ATTEMPTS, services.now()],
+  );
+}
+
+/** A run that must not be tried again (it spent its budget): failed with the reason. */
+export async function failScan(services: Services, scan: ClaimedScan, owner: string, reason: string): Promise<void> {
+  await services.db.query(
+    `UPDATE scans SET status = 'failed', error = $3, lease_owner = NULL, lease_until = NULL, finished_at = $4
+     WHERE id = $1 AND lease_owner = $2 AND status = 'running'`,
+    [scan.id, owner, reason.slice(0, 1000), services.now()],
   );
 }
 

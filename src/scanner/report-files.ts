@@ -135,7 +135,8 @@ function dedupedObservations(report: ScanReport): string {
     for (const visit of page.visits) {
       const add = (key: string, cells: unknown[]) => {
         const row = rows.get(`${page.url} ${key}`) ?? { cells: [page.url, ...cells], visits: [] };
-        row.visits.push(visit.kind);
+        // A visit may see a thing twice (a request before and after its decision): named once.
+        if (!row.visits.includes(visit.kind)) row.visits.push(visit.kind);
         rows.set(`${page.url} ${key}`, row);
       };
       for (const c of visit.cookies) add(`cookie ${c.name} ${c.domain} ${c.path}`, ['cookie', c.name, `${c.domain}${c.path}`, `${c.party}, ${c.expires ?? 'session'}, ${c.httpOnly ? 'HttpOnly ' : ''}${c.secure ? 'Secure ' : ''}SameSite=${c.sameSite}`, c.setBy ? `${c.setBy.type}: ${c.setBy.url}` : '']);

@@ -3,10 +3,11 @@
 import type { Browser } from 'playwright-core';
 import { packageHash } from '../evidence/package.js';
 import type { Catalogue } from './catalogue.js';
+import type { Deadline } from './deadline.js';
 import { findingsOf, summarize, type FindingContext, type ScannedPage } from './findings.js';
 import { inventoryOf } from './inventory.js';
 import type { AddressPolicy } from './guard-proxy.js';
-import { VISIT_KINDS, visitPage, type VisitResult } from './visit.js';
+import { VISIT_CAPS, VISIT_KINDS, visitPage, type VisitResult } from './visit.js';
 
 export interface ScanJob {
   id: string;
@@ -26,6 +27,9 @@ export interface ScanEnvironment {
   /** Writes are watched this long after network idle on each judged load (SCANNER_DWELL_MS). */
   dwellMs: number;
   ignoreHttpsErrors?: boolean;
+  /** The scan's wall-clock budget: no visit runs past it, and a scan that reaches it fails (not retried). */
+  budget: Deadline;
+  maxReportBytes: number;
   isProjectKey(key: string): boolean;
   findings: Omit<FindingContext, 'catalogue'>;
   versionNumber: number | null;
@@ -35,6 +39,8 @@ export interface ScanEnvironment {
 }
 
 export class LeaseLostError extends Error {}
+/** The scan spent its wall-clock budget: failed without a retry (the next run would spend it again). */
+export class ScanBudgetSpent extends Error {}
 
 const normalize = (url: string) => url.split('#')[0]!;
 
@@ -48,10 +54,11 @@ export async function scanPages(job: ScanJob, env: ScanEnvironment): Promise<Sca
     const visits: VisitResult[] = [];
     for (const kind of VISIT_KINDS) {
       if (!(await env.stillOurs())) throw new LeaseLostError(`scan ${job.id}: lease lost`);
+      if (env.budget.passed) throw budgetSpent(env.budget, next.url);
       visits.push(
         await visitPage(env.browser, next.url, kind, {
           policy: env.policy,
-          timeoutMs: env.visitTimeoutMs,
+          timeoutMs: env.budget.left(env.visitTimeoutMs),
           maxBytes: env.maxPageBytes,
           dwellMs: env.dwellMs,
           ignoreHttpsErrors: env.ignoreHttpsErrors,
@@ -61,6 +68,7 @@ export async function scanPages(job: ScanJob, env: ScanEnvironment): Promise<Sca
         }),
       );
     }
+    if (env.budget.passed) throw budgetSpent(env.budget, next.url);
     pages.push({ url: next.url, depth: next.depth, visits: visits.map(({ links: _links, ...visit }) => ({ ...visit, links: [] })) });
     // Breadth first: links of this page wait behind every page already queued.
     for (const link of visits[0]!.links) {
@@ -73,8 +81,11 @@ export async function scanPages(job: ScanJob, env: ScanEnvironment): Promise<Sca
   return pages;
 }
 
+const budgetSpent = (budget: Deadline, url: string) =>
+  new ScanBudgetSpent(`The scan spent its budget of ${Math.round(budget.ms / 1000)} s (SCANNER_SCAN_BUDGET_MS) while visiting ${url.slice(0, 300)}; it was not tried again`);
+
 /** The report as stored and downloaded; `hashes.reportHash` covers everything else in it (canonical JSON, like evidence). */
-export function buildReport(job: ScanJob, env: Pick<ScanEnvironment, 'catalogue' | 'versionNumber' | 'visitTimeoutMs' | 'maxPageBytes' | 'dwellMs' | 'findings'>, pages: ScannedPage[], meta: { browserVersion: string; finishedAt: Date }) {
+export function buildReport(job: ScanJob, env: Pick<ScanEnvironment, 'catalogue' | 'versionNumber' | 'visitTimeoutMs' | 'maxPageBytes' | 'maxReportBytes' | 'dwellMs' | 'findings'>, pages: ScannedPage[], meta: { browserVersion: string; finishedAt: Date }) {
   const findings = findingsOf(pages, { ...env.findings, catalogue: env.catalogue });
   const report = {
     scan: {
@@ -89,12 +100,50 @@ export function buildReport(job: ScanJob, env: Pick<ScanEnvironment, 'catalogue'
     versionNumber: env.versionNumber,
     browser: { name: 'Chromium', version: meta.browserVersion },
     catalogue: env.catalogue.snapshot,
-    limits: { pages: job.urls.length + job.followLinks, visitTimeoutMs: env.visitTimeoutMs, maxPageBytes: env.maxPageBytes, dwellMs: env.dwellMs },
+    limits: { pages: job.urls.length + job.followLinks, visitTimeoutMs: env.visitTimeoutMs, maxPageBytes: env.maxPageBytes, dwellMs: env.dwellMs, maxReportBytes: env.maxReportBytes, visit: VISIT_CAPS },
     pages: pages.map((page) => ({ ...page, visits: page.visits.map(({ links: _links, ...visit }) => visit) })),
     findings,
     inventory: inventoryOf(pages, { catalogue: env.catalogue, startedAt: job.startedAt }),
     summary: summarize(pages, findings),
+    /** What was left out to keep the report under maxReportBytes (null: nothing). */
+    cut: null as ReportCut | null,
   };
+  report.cut = fitToBytes(report, env.maxReportBytes);
   return { ...report, hashes: { reportHash: packageHash(report) } };
+}
+
+export interface ReportCut {
+  /** Visits (from the last page back) whose observation lists were emptied; their `cut.report` is true. */
+  visitsEmptied: number;
+  /** Findings left off the end of the list (the summary still counts them). */
+  findingsDropped: number;
+}
+
+const bytesOf = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
+
+/**
+ * Keeps the report under `maxBytes`: first the observation lists of visits, last page first (the findings keep
+ * their evidence), then findings from the end. Each visit is already capped (VISIT_CAPS); this bounds the sum.
+ */
+function fitToBytes(report: { pages: { visits: (Omit<VisitResult, 'links'> & { cut: VisitResult['cut'] & { report?: boolean } })[] }[]; findings: unknown[] }, maxBytes: number): ReportCut | null {
+  const room = maxBytes - 1000; // the cut record and hashes
+  let size = bytesOf(report);
+  if (size <= room) return null;
+  const cut: ReportCut = { visitsEmptied: 0, findingsDropped: 0 };
+  for (const page of [...report.pages].reverse()) {
+    for (const visit of [...page.visits].reverse()) {
+      if (size <= room) break;
+      const before = bytesOf(visit);
+      Object.assign(visit, { cookies: [], storage: [], writes: [], requests: [], refused: [] });
+      visit.cut = { ...visit.cut, report: true };
+      size -= before - bytesOf(visit);
+      cut.visitsEmptied++;
+    }
+  }
+  while (size > room && report.findings.length) {
+    size -= bytesOf(report.findings.pop()) + 1;
+    cut.findingsDropped++;
+  }
+  return cut;
 }
 export type ScanReport = ReturnType<typeof buildReport>;

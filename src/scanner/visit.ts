@@ -3,9 +3,11 @@
 // with `[data-consent="reject-all"]` and `[data-consent="accept-all"]`, in the SDK's open shadow root,
 // which Playwright's locators pierce). Records what the browser tells: cookies with who set them,
 // storage keys, requests to other sites with their initiator, the SDK and its banner.
-import type { Browser, BrowserContext, Page, Request, Response, Route } from 'playwright-core';
+import type { Browser, BrowserContext, Request, Response, Route } from 'playwright-core';
 import { uuidv7 } from 'uuidv7';
 import { siteOf } from './catalogue.js';
+import { installCookieHook } from './cookie-hook.js';
+import { CLOSE_GRACE_MS, closeContext, Deadline, DeadlinePassed, settleWithin } from './deadline.js';
 import { startGuardProxy, type AddressPolicy, type RefusedRequest } from './guard-proxy.js';
 
 export const VISIT_KINDS = ['before', 'reject', 'accept'] as const;
@@ -106,6 +108,8 @@ export interface VisitResult {
   refused: RefusedRequest[];
   bytes: number;
   truncated: boolean;
+  /** How many of each were seen but not kept (the caps in VISIT_CAPS); all 0 when nothing was cut. */
+  cut: { storageKeys: number; cookies: number; requests: number; links: number };
   /** Same-site links on the page (before visits only). */
   links: string[];
 }
@@ -127,63 +131,18 @@ export interface VisitOptions {
 const SDK_CONFIG_PATH = /\/api\/sdk\/v[12]\/config$/;
 /** Where the SDK (v1 and v2) sends a decision to become a receipt. */
 const SDK_CONSENT_PATH = /\/api\/sdk\/v[12]\/consent$/;
-const MAX_REQUESTS = 300;
-const MAX_WRITES = 500;
-const MAX_LINKS = 200;
-const BINDING = '__consentScannerWrite';
-
-// Runs in every frame before the page's scripts: reports each cookie write (document.cookie, cookieStore.set)
-// and storage write (setItem) with the script that made it: the frame of the caller, the one just below our
-// hook on the stack (`depth` frames down: our own functions are above it). A caller without a URL (`<anonymous>`: an inline script the SDK released by inserting a
-// copy) or at the document's own URL is an inline script, reported as such. Deletions are not writes.
-const WRITE_HOOK = `(() => {
-  const report = (type, name, area, attributes, depth) => {
-    try {
-      const send = window[${JSON.stringify(BINDING)}];
-      if (!send) return;
-      const limit = Error.stackTraceLimit;
-      Error.stackTraceLimit = 8;
-      const stack = String(new Error().stack || '');
-      Error.stackTraceLimit = limit;
-      const caller = stack.split('\\n').slice(1).filter((line) => /^\\s*at /.test(line))[depth] || '';
-      const url = (caller.match(/https?:\\/\\/[^\\s()]+?:\\d+:\\d+/) || [''])[0].replace(/:\\d+:\\d+$/, '');
-      send(type, String(name), area, attributes, url || null, String(location.href));
-    } catch (e) {}
-  };
-  const cookieWrite = (text) => {
-    if (/expires=thu, 01 jan 1970|max-age=(0|-)/i.test(text)) return;
-    const cut = text.indexOf(';');
-    report('cookie', text.split('=')[0].trim(), null, cut < 0 ? '' : text.slice(cut + 1).trim(), 3);
-  };
-  const d = Object.getOwnPropertyDescriptor(Document.prototype, 'cookie');
-  if (d && d.set) {
-    Object.defineProperty(Document.prototype, 'cookie', {
-      configurable: true, enumerable: d.enumerable,
-      get() { return d.get.call(this); },
-      set(value) { cookieWrite(String(value)); return d.set.call(this, value); },
-    });
-  }
-  if (typeof CookieStore !== 'undefined' && CookieStore.prototype.set) {
-    const set = CookieStore.prototype.set;
-    CookieStore.prototype.set = function (a, b) {
-      const o = typeof a === 'string' ? { name: a } : a || {};
-      report('cookie', o.name, null, [o.domain && 'domain=' + o.domain, o.path && 'path=' + o.path, o.expires && 'expires=' + new Date(o.expires).toUTCString()].filter(Boolean).join('; '), 2);
-      return set.apply(this, arguments);
-    };
-  }
-  const setItem = Storage.prototype.setItem;
-  Storage.prototype.setItem = function (key, value) {
-    let area = 'session';
-    try { if (this === window.localStorage) area = 'local'; } catch (e) {}
-    report('storage', key, area, null, 2);
-    return setItem.apply(this, arguments);
-  };
-})();`;
+/**
+ * What one visit keeps, so a page cannot make its report (and the scan answer) as big as it likes: the page's
+ * own evaluation returns at most this many storage keys per area and links, names and URLs are cut to a length,
+ * and the visit says how many were left out (`cut`). Writes are capped too (the hook reports at most 500 per
+ * document, cookie-hook.ts), without a count.
+ */
+export const VISIT_CAPS = { storageKeysPerArea: 500, cookies: 300, requests: 300, writes: 500, links: 200, linksLooked: 1000, nameChars: 200, urlChars: 2000 };
 
 const withoutQuery = (url: string) => {
   try {
     const parsed = new URL(url);
-    return parsed.origin + parsed.pathname;
+    return (parsed.origin + parsed.pathname).slice(0, VISIT_CAPS.urlChars);
   } catch {
     return url.slice(0, 200);
   }
@@ -247,6 +206,7 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
     refused: [],
     bytes: 0,
     truncated: false,
+    cut: { storageKeys: 0, cookies: 0, requests: 0, links: 0 },
     links: [],
   };
   let context: BrowserContext | undefined;
@@ -258,47 +218,36 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
   const scriptInitiators = new Map<string, string>();
   const requested: { entry: ObservedRequest; rawUrl: string }[] = [];
   const pending: Promise<unknown>[] = [];
+  // Every browser and CDP call races the visit's deadline: a page can keep its renderer busy for good.
+  const deadline = new Deadline(options.timeoutMs);
+  const left = (cap?: number) => deadline.left(cap);
+  const within = deadline.race.bind(deadline);
   const visitStarted = Date.now();
-  const deadline = visitStarted + options.timeoutMs;
-  const left = (cap = options.timeoutMs) => Math.max(1, Math.min(cap, deadline - Date.now()));
   // Which load is going on, since when, and whether the decision was made: every observation is stamped with it.
   let phase: LoadPhase = 'first';
   let loadStarted = visitStarted;
   // Set just before the click, so what the click itself sets off counts as after the decision.
   let afterDecision = false;
   const recordWrite = (write: Omit<ObservedWrite, 'load' | 'atMs' | 'afterDecision' | 'party'>) => {
-    if (result.writes.length >= MAX_WRITES) return;
+    if (result.writes.length >= VISIT_CAPS.writes) return;
     result.writes.push({ ...write, party: partyOf(write.domain), load: phase, atMs: Date.now() - loadStarted, afterDecision });
   };
-  const storageKeys = new Set<string>();
+  // Storage keys seen after the judged loads, per area (capped; `cut.storageKeys` counts what was left out).
+  const storageKeys = { local: new Set<string>(), session: new Set<string>() };
+  const storageCut = { local: 0, session: 0 };
   // The SDK's config answer: the banner is waited for from then on (a busy service may take long to answer).
   let configAnswered = () => {};
   const configAnswer = new Promise<void>((resolve) => (configAnswered = resolve));
   try {
     // Service workers are blocked (their requests would escape page-level observation); every connection,
     // WebSockets included, goes through the guard proxy.
-    context = await browser.newContext({
-      proxy: { server: proxy.url },
-      serviceWorkers: 'block',
-      acceptDownloads: false,
-      ignoreHTTPSErrors: options.ignoreHttpsErrors === true,
-    });
+    context = await within(
+      browser.newContext({ proxy: { server: proxy.url }, serviceWorkers: 'block', acceptDownloads: false, ignoreHTTPSErrors: options.ignoreHttpsErrors === true }),
+    );
     // The scan's decisions never reach the service: the SDK's consent POST is answered here (docs/scanner.md).
-    await context.route((target) => SDK_CONSENT_PATH.test(target.pathname), (route) => answerConsentLocally(route, result));
-    await context.exposeBinding(BINDING, (source, type: string, name: string, area: string | null, attributes: string | null, scriptUrl: string | null, frameUrl: string) => {
-      const documentUrl = withoutQuery(frameUrl || source.frame.url());
-      const script = scriptUrl ? withoutQuery(scriptUrl) : null;
-      const setBy: CookieSetter = script && script !== documentUrl ? { type: 'script', url: script } : { type: 'script', url: documentUrl, inline: true };
-      const frameHost = hostOf(frameUrl || source.frame.url());
-      if (type === 'cookie') {
-        const text = String(attributes ?? '');
-        setters.add(String(name), setBy);
-        recordWrite({ type: 'cookie', name: String(name), area: null, attributes: text, domain: domainAttribute(text) ?? frameHost, setBy });
-      } else {
-        recordWrite({ type: 'storage', name: String(name), area: area === 'local' ? 'local' : 'session', attributes: null, domain: frameHost, setBy });
-      }
-    });
-    await context.addInitScript(WRITE_HOOK);
+    await within(context.route((target) => SDK_CONSENT_PATH.test(target.pathname), (route) => answerConsentLocally(route, result)));
+    // Cookie and storage writes, with who made them, through a binding the page cannot call (cookie-hook.ts).
+    const writeHook = await within(installCookieHook(context));
     context.on('request', (request: Request) => {
       const requestUrl = request.url();
       let parsed: URL;
@@ -324,7 +273,8 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
       if (!/^(https?|wss?):$/.test(parsed.protocol) || siteOf(parsed.hostname) === pageSite) return;
       const entry = { host: parsed.hostname, url: withoutQuery(requestUrl), resourceType: request.resourceType(), initiator: initiatorOf(request), afterDecision };
       const key = `${entry.url} ${entry.resourceType} ${entry.afterDecision}`;
-      if (seen.has(key) || result.requests.length >= MAX_REQUESTS) return;
+      if (seen.has(key)) return;
+      if (result.requests.length >= VISIT_CAPS.requests) return void result.cut.requests++;
       seen.add(key);
       result.requests.push(entry);
       requested.push({ entry, rawUrl: requestUrl });
@@ -346,7 +296,7 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
               setters.add(name, setBy);
               const cut = line.indexOf(';');
               const attributes = cut < 0 ? '' : line.slice(cut + 1).trim();
-              if (!stored.has(name) || /max-age=(0|-)|expires=thu, 01 jan 1970/i.test(attributes) || result.writes.length >= MAX_WRITES) continue;
+              if (!stored.has(name) || /max-age=(0|-)|expires=thu, 01 jan 1970/i.test(attributes) || result.writes.length >= VISIT_CAPS.writes) continue;
               const domain = domainAttribute(attributes) ?? hostOf(response.url());
               result.writes.push({ type: 'cookie', name, area: null, attributes, domain, party: partyOf(domain), setBy, load: stamp.phase, atMs: stamp.at - loadStarted, afterDecision: stamp.afterDecision });
             }
@@ -354,8 +304,24 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
           .catch(() => {}),
       );
     });
-    const page = await context.newPage();
-    const cdp = await context.newCDPSession(page);
+    const page = await within(context.newPage());
+    const cdp = await within(context.newCDPSession(page));
+    await within(
+      writeHook.listen(cdp, (write) => {
+        const documentUrl = withoutQuery(write.documentUrl || page.url());
+        const script = write.scriptUrl ? withoutQuery(write.scriptUrl) : null;
+        // A caller without a URL, or at the document's own URL, is an inline script; a stack the page kept from
+        // the hook names nobody (never a guess).
+        const setBy: CookieSetter | null = !write.stackRead ? null : script && script !== documentUrl ? { type: 'script', url: script } : { type: 'script', url: documentUrl, inline: true };
+        const frameHost = hostOf(write.documentUrl || page.url());
+        if (write.type === 'cookie') {
+          if (setBy) setters.add(write.name, setBy);
+          recordWrite({ type: 'cookie', name: write.name, area: null, attributes: write.attributes, domain: domainAttribute(write.attributes ?? '') ?? frameHost, setBy });
+        } else {
+          recordWrite({ type: 'storage', name: write.name, area: write.area, attributes: null, domain: frameHost, setBy });
+        }
+      }),
+    );
     cdp.on('Network.requestWillBeSent', (event) => {
       // The script on top of the (async) stack, else the parser's document; a CORS preflight names itself.
       let stack = event.initiator.stack;
@@ -363,7 +329,7 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
       const script = stack?.callFrames.find((frame) => frame.url)?.url ?? (event.initiator.type === 'preflight' ? undefined : event.initiator.url);
       if (script && !scriptInitiators.has(event.request.url)) scriptInitiators.set(event.request.url, withoutQuery(script));
     });
-    await cdp.send('Network.enable');
+    await within(cdp.send('Network.enable'));
 
     /** Loads a page of the visit and waits for the network to settle; a failed reload or next page is recorded, not fatal. */
     const load = async (target: string, loadPhase: LoadPhase) => {
@@ -372,48 +338,99 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
       const entry: PageLoad = { phase: loadPhase, url: target, finalUrl: null, status: null, error: null, startedAtMs: loadStarted - visitStarted };
       result.loads.push(entry);
       try {
-        const response = await page.goto(target, { waitUntil: 'load', timeout: left() });
+        const response = await within(page.goto(target, { waitUntil: 'load', timeout: left() }));
         entry.status = response?.status() ?? null;
       } catch (error) {
         entry.error = describe(error, proxy.overLimit);
-        if (loadPhase === 'first') throw error;
+        if (loadPhase === 'first' || error instanceof DeadlinePassed) throw error;
       }
       entry.finalUrl = page.url();
-      await page.waitForLoadState('networkidle', { timeout: left(3000) }).catch(() => {});
+      await within(page.waitForLoadState('networkidle', { timeout: left(3000) }).catch(() => {}));
       return entry;
+    };
+    /** Notes the page's storage keys, counted and capped inside the page (25,000 keys never leave it). */
+    const readStorage = async () => {
+      const storage = await within(
+        page.evaluate(
+          ({ max, chars }) => {
+            const keys = (area: () => Storage) => {
+              try {
+                const store = area();
+                const kept: string[] = [];
+                // Storage.key walks without a copy.
+                for (let i = 0; i < store.length && kept.length < max; i++) kept.push(String(store.key(i)).slice(0, chars));
+                return { kept, total: store.length };
+              } catch {
+                return { kept: [], total: 0 };
+              }
+            };
+            return { local: keys(() => window.localStorage), session: keys(() => window.sessionStorage) };
+          },
+          { max: VISIT_CAPS.storageKeysPerArea, chars: VISIT_CAPS.nameChars },
+        ),
+      );
+      for (const area of ['local', 'session'] as const) {
+        // The page answered this: checked again here (it can replace the builtins the evaluation used).
+        const { kept, total } = storage?.[area] ?? { kept: [], total: 0 };
+        const keys = (Array.isArray(kept) ? kept : []).slice(0, VISIT_CAPS.storageKeysPerArea).map((key) => String(key).slice(0, VISIT_CAPS.nameChars));
+        storageCut[area] = Math.max(storageCut[area], (Number(total) || 0) - keys.length);
+        for (const key of keys) {
+          if (storageKeys[area].has(key)) continue;
+          if (storageKeys[area].size >= VISIT_CAPS.storageKeysPerArea) storageCut[area]++;
+          else storageKeys[area].add(key);
+        }
+      }
     };
     /** Watches what the page writes until `dwellMs` after `idleAt` (tags that write late), then notes its storage keys. */
     const dwell = async (idleAt: number) => {
       const rest = options.dwellMs - (Date.now() - idleAt);
-      if (rest > 0) await page.waitForTimeout(left(rest));
-      for (const item of await readStorage(page)) storageKeys.add(`${item.area} ${item.key}`);
+      if (rest > 0) await within(page.waitForTimeout(left(rest)));
+      await readStorage();
     };
 
     const first = await load(url, 'first');
     const idleAt = Date.now();
     result.status = first.status;
     result.finalUrl = first.finalUrl;
-    await Promise.allSettled(pending.splice(0));
+    await within(Promise.allSettled(pending.splice(0)));
     // The SDK fetches its config first: wait for the banner only where the SDK is on the page, from its config
     // answer on (a slow service is no missing banner), then up to 5 s for the SDK to show it.
     const banner = page.locator('[data-consent="banner"]');
-    if (result.sdk.loaded) await Promise.race([configAnswer, new Promise((resolve) => setTimeout(resolve, left()).unref())]);
-    result.bannerShown = await banner.waitFor({ state: 'visible', timeout: left(result.sdk.loaded ? 5000 : 300) }).then(
-      () => true,
-      () => false,
+    if (result.sdk.loaded) await within(configAnswer).catch(() => {});
+    result.bannerShown = await within(
+      banner.waitFor({ state: 'visible', timeout: left(result.sdk.loaded ? 5000 : 300) }).then(
+        () => true,
+        () => false,
+      ),
     );
     if (kind === 'before') {
-      const hrefs = await page.evaluate(() => Array.from(document.querySelectorAll('a[href]'), (a) => (a as HTMLAnchorElement).href));
-      result.links = [...new Set(hrefs.map((href) => href.split('#')[0]!).filter((href) => sameSite(href, pageSite)))].slice(0, MAX_LINKS);
+      const anchors = await within(
+        page.evaluate(
+          ({ max, chars }) => {
+            const all = document.querySelectorAll('a[href]');
+            const hrefs: string[] = [];
+            for (let i = 0; i < all.length && i < max; i++) {
+              const href = (all[i] as HTMLAnchorElement).href;
+              if (typeof href === 'string' && href.length <= chars) hrefs.push(href);
+            }
+            return { hrefs, total: all.length };
+          },
+          { max: VISIT_CAPS.linksLooked, chars: VISIT_CAPS.urlChars },
+        ),
+      );
+      const hrefs = (Array.isArray(anchors?.hrefs) ? anchors.hrefs : []).slice(0, VISIT_CAPS.linksLooked).map((href) => String(href).slice(0, VISIT_CAPS.urlChars));
+      const sameSiteLinks = [...new Set(hrefs.map((href) => href.split('#')[0]!).filter((href) => sameSite(href, pageSite)))];
+      result.links = sameSiteLinks.slice(0, VISIT_CAPS.links);
+      result.cut.links = Math.max(0, (Number(anchors?.total) || 0) - hrefs.length) + (sameSiteLinks.length - result.links.length);
       await dwell(idleAt);
     } else if (result.bannerShown) {
       afterDecision = true;
-      await banner.locator(`[data-consent="${kind === 'reject' ? 'reject-all' : 'accept-all'}"]`).click({ timeout: left(5000) });
+      await within(banner.locator(`[data-consent="${kind === 'reject' ? 'reject-all' : 'accept-all'}"]`).click({ timeout: left(5000) }));
       result.decided = true;
       result.decidedAtMs = Date.now() - visitStarted;
       // What the page does once the decision is made: scripts unblocked, cookies removed.
-      await banner.waitFor({ state: 'hidden', timeout: left(5000) }).catch(() => {});
-      await page.waitForLoadState('networkidle', { timeout: left(3000) }).catch(() => {});
+      await within(banner.waitFor({ state: 'hidden', timeout: left(5000) }).catch(() => {}));
+      await within(page.waitForLoadState('networkidle', { timeout: left(3000) }).catch(() => {}));
       // Then what the site does on every page view with the decision stored: the page again, and one more
       // same-site page where there is one (a tag that ignores the decision sets its cookies again here).
       await load(url, 'reload');
@@ -422,14 +439,19 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
         await load(options.nextUrl, 'next');
         await dwell(Date.now());
       }
+    } else {
+      // No banner to decide in: what the page holds after its one load (no dwell: nothing is judged after a decision).
+      await readStorage();
     }
   } catch (error) {
     result.error = describe(error, proxy.overLimit);
   } finally {
-    await Promise.allSettled(pending);
+    await settleWithin(Promise.allSettled(pending), CLOSE_GRACE_MS, undefined);
     if (context) {
-      const cookies = await context.cookies().catch(() => []);
-      result.cookies = cookies.map((cookie) => ({
+      // Cookies live in the browser process: they answer even while the page's renderer is stuck.
+      const cookies = await settleWithin(context.cookies(), CLOSE_GRACE_MS, []);
+      result.cut.cookies = Math.max(0, cookies.length - VISIT_CAPS.cookies);
+      result.cookies = cookies.slice(0, VISIT_CAPS.cookies).map((cookie) => ({
         name: cookie.name,
         domain: cookie.domain,
         path: cookie.path,
@@ -441,12 +463,11 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
         party: partyOf(cookie.domain),
         setBy: setters.setters.get(cookie.name) ?? null,
       }));
-      await context.close().catch(() => {});
+      // Past the deadline this is what stops the page: its renderer goes with the context (or the browser).
+      if (await closeContext(context, browser)) result.error ??= 'The browser did not close the page; it was restarted';
     }
-    result.storage = [...storageKeys].map((item) => {
-      const [area, ...key] = item.split(' ');
-      return { area: area as 'local' | 'session', key: key.join(' ') };
-    });
+    result.storage = (['local', 'session'] as const).flatMap((area) => [...storageKeys[area]].map((key) => ({ area, key })));
+    result.cut.storageKeys = storageCut.local + storageCut.session;
     for (const { entry, rawUrl } of requested) entry.initiator = scriptInitiators.get(rawUrl) ?? entry.initiator;
     result.refused = proxy.refused;
     result.bytes = proxy.bytes;
@@ -454,24 +475,6 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
     await proxy.close();
   }
   return result;
-}
-
-/** The keys of the page's localStorage and sessionStorage (none where storage is blocked). */
-async function readStorage(page: Page): Promise<ObservedStorage[]> {
-  const storage = await page
-    .evaluate(() => {
-      const keys = (area: () => Storage | undefined) => {
-        try {
-          const storage = area();
-          return storage ? Object.keys(storage) : [];
-        } catch {
-          return [];
-        }
-      };
-      return { local: keys(() => window.localStorage), session: keys(() => window.sessionStorage) };
-    })
-    .catch(() => ({ local: [] as string[], session: [] as string[] }));
-  return [...storage.local.map((key) => ({ area: 'local' as const, key })), ...storage.session.map((key) => ({ area: 'session' as const, key }))];
 }
 
 function sameSite(href: string, site: string): boolean {

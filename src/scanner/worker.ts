@@ -17,17 +17,20 @@ import { wakeWebhookWorker } from '../webhooks/worker.js';
 import type { Worker } from '../workers.js';
 import { launchScanningBrowser } from './browser.js';
 import { loadCatalogue } from './catalogue.js';
-import { SCANNER_CHROMIUM_ARGS } from './chromium.js';
+import { scannerLaunchOptions } from './chromium.js';
+import { CLOSE_GRACE_MS, Deadline, settleWithin } from './deadline.js';
 import type { Finding } from './findings.js';
 import type { AddressPolicy } from './guard-proxy.js';
-import { claimScan, failAbandoned, failOrRetry, LEASE_MS, queueDueSchedules, releaseScan, renewLease, type ClaimedScan } from './queue.js';
-import { buildReport, LeaseLostError, scanPages, type ScanEnvironment, type ScanReport } from './run.js';
+import { claimScan, failAbandoned, failOrRetry, failScan, LEASE_MS, queueDueSchedules, releaseScan, renewLease, type ClaimedScan } from './queue.js';
+import { buildReport, LeaseLostError, ScanBudgetSpent, scanPages, type ScanEnvironment, type ScanReport } from './run.js';
 import { onScanQueued, scansInLastDay } from './service.js';
 
 /** How often an idle worker looks for a queued scan (a scan started on this instance wakes it at once). */
 const POLL_MS = 2000;
 /** Due schedules and abandoned scans need no hurry: looked at every 30 s, not on every poll. */
 const HOUSEKEEPING_MS = 30_000;
+/** A scan whose visits all raced their deadlines still ends this long after its budget, or its browser is closed. */
+const STUCK_GRACE_MS = 30_000;
 
 const byServices = new WeakMap<Services, ScannerWorker>();
 /** The worker running for a server's services (tests wake it after moving the clock). */
@@ -235,7 +238,8 @@ export class ScannerWorker implements Worker {
 
   private launch(): Promise<Browser> {
     if (!this.browser) {
-      const launching = launchScanningBrowser({ executablePath: this.executablePath, args: SCANNER_CHROMIUM_ARGS });
+      // The profile that allows third-party cookies (browser.ts), launched with the hostile-page rules (chromium.ts).
+      const launching = launchScanningBrowser(scannerLaunchOptions(this.executablePath));
       this.browser = launching;
       launching.then(
         (browser) => browser.on('disconnected', () => this.browser === launching && (this.browser = undefined)),
@@ -245,8 +249,16 @@ export class ScannerWorker implements Worker {
     return this.browser;
   }
 
+  /** Closes the shared browser (stuck beyond its pages' deadlines); the next scan launches another. */
+  private async closeBrowser(): Promise<void> {
+    const browser = this.browser;
+    this.browser = undefined;
+    if (browser) await settleWithin(browser.then((b) => b.close()), CLOSE_GRACE_MS, undefined);
+  }
+
   private async run(scan: ClaimedScan): Promise<void> {
     const { services, owner } = this;
+    const budget = new Deadline(services.config.scanner.scanBudgetMs, 'the scan');
     const log = services.logger.child({ scanId: scan.id, projectId: scan.projectId, attempt: scan.attempts });
     let lost = false;
     const renew = setInterval(() => {
@@ -267,11 +279,18 @@ export class ScannerWorker implements Worker {
         maxPageBytes: services.config.scanner.maxPageBytes,
         dwellMs: services.config.scanner.dwellMs,
         ignoreHttpsErrors: services.scannerNetwork?.ignoreHttpsErrors === true,
+        maxReportBytes: services.config.scanner.maxReportBytes,
+        budget,
         now: services.now,
         stillOurs: async () => !lost && !this.stopped,
         ...project,
       };
-      const pages = await scanPages(scan, env);
+      // Every visit keeps to the budget; should something still hang past it, the browser goes and the scan fails.
+      const pages = await new Deadline(budget.left() + STUCK_GRACE_MS, 'the scan').race(scanPages(scan, env)).catch(async (error: unknown) => {
+        if (!budget.passed) throw error;
+        if (!(error instanceof ScanBudgetSpent)) await this.closeBrowser();
+        throw error instanceof ScanBudgetSpent ? error : new ScanBudgetSpent(`The scan spent its budget of ${Math.round(budget.ms / 1000)} s (SCANNER_SCAN_BUDGET_MS); it was not tried again`);
+      });
       if (this.stopped) throw new LeaseLostError('stopping');
       const report = buildReport(scan, env, pages, { browserVersion: browser.version(), finishedAt: services.now() });
       const done = await finishScan(services, scan, owner, report);
@@ -282,6 +301,9 @@ export class ScannerWorker implements Worker {
         log.info('scan handed back at shutdown');
       } else if (error instanceof LeaseLostError || lost) {
         log.warn('scan lease lost; another instance has it');
+      } else if (error instanceof ScanBudgetSpent) {
+        await failScan(services, scan, owner, error.message).catch(() => {});
+        log.warn({ budgetMs: budget.ms }, 'scan failed: budget spent');
       } else {
         const outcome = await failOrRetry(services, scan, owner, (error as Error).message ?? String(error)).catch(() => 'unrecorded');
         log.error({ err: error, outcome }, 'scan failed');

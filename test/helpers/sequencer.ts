@@ -10,6 +10,8 @@ const LONG_FIRST = [
   'test/e2e/console-screens.test.ts',
   // The site scanner's file: about 40 scanned visits in Chromium (50-110 s on a loaded machine).
   'test/scanner.test.ts',
+  // Hostile pages in Chromium: 25,000 storage keys per visit, a page that loops until its scan's budget.
+  'test/scanner-hostile.test.ts',
   'test/webhooks-process.test.ts',
   'test/e2e/sdk-v2.test.ts',
   'test/e2e/console.test.ts',

@@ -2032,8 +2032,14 @@ export interface components {
                 maxPageBytes: number;
                 /** @description how long each judged load was watched for late writes after network idle (reports since SCANNER_DWELL_MS) */
                 dwellMs?: number;
+                /** @description absent in reports made before the cap */
+                maxReportBytes?: number;
+                /** @description what one visit keeps (docs/scanner.md "What a visit keeps") */
+                visit?: {
+                    [key: string]: number;
+                };
             };
-            /** @description each page with its three visits (docs/scanner.md) */
+            /** @description each page with its three visits (docs/scanner.md); a visit's `cut` counts what it did not keep */
             pages: {
                 [key: string]: unknown;
             }[];
@@ -2041,6 +2047,11 @@ export interface components {
             /** @description every cookie, storage key and third-party host seen, once each and classified (reports before this field was added have none) */
             inventory?: components["schemas"]["ScanInventoryItem"][];
             summary: components["schemas"]["ScanSummary"];
+            /** @description null: nothing cut; else what was left out to keep the report under SCANNER_MAX_REPORT_BYTES */
+            cut?: {
+                visitsEmptied: number;
+                findingsDropped: number;
+            } | null;
             hashes: {
                 /** @description SHA-256 of the canonical JSON of the report without hashes */
                 reportHash: string;
