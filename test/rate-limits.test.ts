@@ -43,7 +43,7 @@ function expectRateLimited(res: Awaited<ReturnType<TestServer['request']>>, limi
 }
 
 describe('defaults', () => {
-  it('are the decisions and extensions.md: register 10/IP/hour, login 20/IP/15 min, failed logins 5 per (e-mail, address) and 50 per e-mail per 15 min, SDK 600, 120 and 600 per minute, 20 member additions per organization per hour', () => {
+  it('are the decisions and extensions.md: register 10/IP/hour, login 20/IP/15 min, failed logins 5 per (e-mail, address) and 50 per e-mail per 15 min, SDK 600, 120 and 600 per minute, 20 member additions per organization per hour, 20 organizations per user per hour', () => {
     expect(DEFAULTS).toEqual({
       registerPerHour: 10,
       loginPerIp: 20,
@@ -54,6 +54,7 @@ describe('defaults', () => {
       sdkConsentPerAddressPerMinute: 600,
       graphqlPerMinute: 600,
       memberAdditionsPerHour: 20,
+      organizationsPerHour: 20,
     });
     expect(
       loadConfig({
