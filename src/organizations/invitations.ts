@@ -6,7 +6,7 @@ import { uuidv7 } from 'uuidv7';
 import { z } from 'zod';
 import { changesOf, recordAudit } from '../audit/record.js';
 import { conflict, notFound } from '../errors.js';
-import type { Role } from '../generated/prisma/client.js';
+import type { Prisma, Role } from '../generated/prisma/client.js';
 import { notifyUsers } from '../notifications/notify.js';
 import type { LimitRule } from '../rate-limit/index.js';
 import type { Services } from '../services.js';
@@ -36,6 +36,22 @@ export const INVITATION_SELECT = {
   organization: { select: { id: true, name: true } },
   user: { select: { id: true, email: true, name: true } },
 } as const;
+
+/** INVITATION_SELECT's columns without its relations, for reads inside a transaction (withRelations). */
+const INVITATION_ROW = { id: true, organizationId: true, userId: true, role: true, invitedByEmail: true, invitedByName: true, createdAt: true } as const;
+type InvitationRow = Prisma.InvitationGetPayload<{ select: typeof INVITATION_ROW }>;
+
+/**
+ * INVITATION_SELECT's shape, read on a transaction's one connection: Prisma loads a query's two relations at once,
+ * which a connection running another query refuses (pg@9; docs/architecture.md), so they are read one after another.
+ */
+async function withRelations(tx: Prisma.TransactionClient, row: InvitationRow | null) {
+  if (!row) return null;
+  const { userId, ...invitation } = row;
+  const organization = await tx.organization.findUniqueOrThrow({ where: { id: row.organizationId }, select: { id: true, name: true } });
+  const user = await tx.user.findUniqueOrThrow({ where: { id: userId }, select: { id: true, email: true, name: true } });
+  return { ...invitation, organization, user };
+}
 
 /**
  * addMember calls per hour, counted three ways: per organization (RATE_LIMIT_MEMBER_ADDITIONS_PER_HOUR, default 20,
@@ -82,10 +98,13 @@ export async function addMember(services: Services, organizationId: string, inpu
     const invited = await tx.invitation.findUnique({ where: { organizationId_userId: { organizationId, userId: user.id } } });
     if (invited) throw conflict('Already invited: they have not answered yet');
     const now = services.now();
-    const invitation = await tx.invitation.create({
-      data: { id: uuidv7(), organizationId, userId: user.id, role: data.role, invitedByEmail: adder.email, invitedByName: adder.name, createdAt: now },
-      select: INVITATION_SELECT,
-    });
+    const invitation = (await withRelations(
+      tx,
+      await tx.invitation.create({
+        data: { id: uuidv7(), organizationId, userId: user.id, role: data.role, invitedByEmail: adder.email, invitedByName: adder.name, createdAt: now },
+        select: INVITATION_ROW,
+      }),
+    ))!;
     await notifyUsers(tx, [user.id], {
       organizationId,
       product: 'organization',
@@ -128,7 +147,7 @@ async function ownInvitation(services: Services, invitationId: string, userId: s
 export async function acceptInvitation(services: Services, invitationId: string, userId: string): Promise<MemberView> {
   const { organizationId } = await ownInvitation(services, invitationId, userId);
   return inOrganization(services, organizationId, async (tx) => {
-    const invitation = await tx.invitation.findFirst({ where: { id: invitationId, userId }, select: INVITATION_SELECT });
+    const invitation = await withRelations(tx, await tx.invitation.findFirst({ where: { id: invitationId, userId }, select: INVITATION_ROW }));
     if (!invitation) throw notFound('Invitation'); // declined or cancelled meanwhile
     await tx.invitation.delete({ where: { id: invitation.id } });
     // Added meanwhile by the operator's admin tool: the membership stands as it is.
@@ -152,7 +171,7 @@ export async function acceptInvitation(services: Services, invitationId: string,
 export async function declineInvitation(services: Services, invitationId: string, userId: string): Promise<InvitationView> {
   const { organizationId } = await ownInvitation(services, invitationId, userId);
   return inOrganization(services, organizationId, async (tx) => {
-    const invitation = await tx.invitation.findFirst({ where: { id: invitationId, userId }, select: INVITATION_SELECT });
+    const invitation = await withRelations(tx, await tx.invitation.findFirst({ where: { id: invitationId, userId }, select: INVITATION_ROW }));
     if (!invitation) throw notFound('Invitation');
     await tx.invitation.delete({ where: { id: invitation.id } });
     await recordAudit(tx, { action: 'member.invitation_declined', organizationId, target: { type: 'user', id: userId }, changes: { role: { before: invitation.role, after: null } } });
@@ -163,7 +182,7 @@ export async function declineInvitation(services: Services, invitationId: string
 /** An Owner withdraws a pending invitation of their organization. */
 export async function cancelInvitation(services: Services, organizationId: string, invitationId: string): Promise<InvitationView> {
   return inOrganization(services, organizationId, async (tx) => {
-    const invitation = await tx.invitation.findFirst({ where: { id: invitationId, organizationId }, select: INVITATION_SELECT });
+    const invitation = await withRelations(tx, await tx.invitation.findFirst({ where: { id: invitationId, organizationId }, select: INVITATION_ROW }));
     if (!invitation) throw notFound('Invitation');
     await tx.invitation.delete({ where: { id: invitation.id } });
     await recordAudit(tx, { action: 'member.invitation_cancelled', organizationId, target: { type: 'user', id: invitation.user.id }, changes: { role: { before: invitation.role, after: null } } });

@@ -241,8 +241,9 @@ describe('one decision across the hosts of a site (cookieDomain) and to another 
     await page.locator(hook('save')).click();
     await page.locator(hook('banner')).waitFor({ state: 'detached' });
     const installation = await page.evaluate(() => localStorage.getItem('consent:installationId'));
-    const [cookie] = (await context!.cookies()).filter((c) => c.name === `consent_${shop.projectId}`);
-    expect(cookie).toMatchObject({ domain: '.acme.test', path: '/', sameSite: 'Lax', httpOnly: false });
+    // The SDK keeps the decision once the service has recorded it (after the banner has gone; slower on PostgreSQL).
+    const sharedCookie = async () => (await context!.cookies()).find((c) => c.name === `consent_${shop.projectId}`);
+    await expect.poll(sharedCookie).toMatchObject({ domain: '.acme.test', path: '/', sameSite: 'Lax', httpOnly: false });
 
     // Another host of the site: another origin, so its own local storage; the cookie brings the state.
     await open(sitePageUrl('shop.acme.test', shop));
