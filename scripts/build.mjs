@@ -29,6 +29,9 @@ const ASSETS = [
   'src/scanner/catalogue/open-cookie-database.csv',
   'src/scanner/catalogue/SNAPSHOT.json',
   'src/scanner/catalogue/LICENSE-open-cookie-database',
+  'src/scanner/catalogue/easyprivacy.txt',
+  'src/scanner/catalogue/EASYPRIVACY.json',
+  'src/scanner/catalogue/LICENSE-easyprivacy',
 ];
 
 function newestMtime(path) {

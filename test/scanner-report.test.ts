@@ -11,6 +11,8 @@ import type { TestServer } from './helpers/server.js';
 
 // A host in no catalogue (a second loopback address, reached by name through the scanner's resolver).
 const UNKNOWN_HOST = 'pixel.unknown-ads.test';
+// Another such host, whose request EasyPrivacy names as tracking by its query (`&ev=PageView&`, a general rule).
+const BEACON_HOST = 'beacon.unknown-ads.test';
 const SCREENSHOTS = process.env.SCAN_REPORT_SCREENSHOTS; // a folder: the report's screenshots are written there
 
 const scansPath = (projectId: string, rest = '') => `/api/platform/projects/${projectId}/scans${rest}`;
@@ -38,7 +40,7 @@ describe('a scan report: inventory, unknown hosts, the HTML to-do list, the cook
     project = await setupProject(server);
     pixel = createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'image/gif' }).end());
     const pixelPort = await listen(pixel, '127.0.0.2');
-    resolve = async (host) => (host === UNKNOWN_HOST ? ['127.0.0.2'] : host === 'localhost' ? ['127.0.0.1'] : []);
+    resolve = async (host) => (host === UNKNOWN_HOST || host === BEACON_HOST ? ['127.0.0.2'] : host === 'localhost' ? ['127.0.0.1'] : []);
     const sdk = `<script src="${serviceUrl}/sdk/v2/consent.js"></script>
 <script>ConsentSDK.init({ publicKey: ${JSON.stringify(project.key)}, apiBaseUrl: ${JSON.stringify(serviceUrl)} });</script>`;
     site = createServer((req, res) => {
@@ -47,7 +49,7 @@ describe('a scan report: inventory, unknown hosts, the HTML to-do list, the cook
       if (path === '/ga.js') return void res.writeHead(200, { 'Content-Type': 'text/javascript' }).end("document.cookie = '_ga=GA1.1.1; max-age=63072000; path=/';");
       // Analytics waits for consent (set only after Accept all); an unknown pixel loads before any decision.
       if (path === '/shop')
-        return void html(`<h1>Shop</h1><script type="text/plain" data-consent="analytics" data-src="/ga.js"></script><img alt="" src="http://${UNKNOWN_HOST}:${pixelPort}/p.gif">`);
+        return void html(`<h1>Shop</h1><script type="text/plain" data-consent="analytics" data-src="/ga.js"></script><img alt="" src="http://${UNKNOWN_HOST}:${pixelPort}/p.gif"><img alt="" src="http://${BEACON_HOST}:${pixelPort}/shop-assets/v1?id=1&ev=PageView&noscript=1">`);
       if (path === '/privacy') return void html('<h1>Privacy</h1><div data-consent-declaration aria-busy="true">Loading the cookie list…</div>');
       res.writeHead(404).end();
     });
@@ -95,13 +97,34 @@ describe('a scan report: inventory, unknown hosts, the HTML to-do list, the cook
     expect(report.inventory.filter((i: any) => i.kind === 'host' && i.name === 'localhost')).toEqual([expect.objectContaining({ category: 'necessary' })]);
   });
 
-  it('reports a request to a host no catalogue knows, before any decision, as unclassified_request', () => {
+  it('reports a request to a host no catalogue or tracker list knows, before any decision, as unclassified_request', () => {
     expect(report.findings.filter((f: any) => f.type === 'unclassified_request')).toEqual([
       expect.objectContaining({ pageUrl: `${origin}/shop`, subject: { kind: 'request', name: UNKNOWN_HOST }, category: 'unknown', evidence: expect.objectContaining({ visit: 'before' }) }),
     ]);
     expect(report.summary.findings.unclassified_request).toBe(1);
-    // Not a violation on its own: nothing before_consent here.
-    expect(report.findings.filter((f: any) => f.type === 'before_consent')).toEqual([]);
+  });
+
+  it('classifies with EasyPrivacy a request to a host the catalogue does not know, quoting the rule: before_consent', () => {
+    // The rule matched the full URL (its query) as the browser sent it; the report keeps the URL without its query.
+    expect(report.findings.filter((f: any) => f.type === 'before_consent')).toEqual([
+      expect.objectContaining({
+        pageUrl: `${origin}/shop`,
+        subject: { kind: 'request', name: BEACON_HOST },
+        category: 'analytics',
+        description: 'Listed as tracking by EasyPrivacy',
+        evidence: expect.objectContaining({
+          visit: 'before',
+          source: 'easyprivacy',
+          matched: '&ev=PageView&',
+          request: expect.objectContaining({ url: expect.stringMatching(new RegExp(`^http://${BEACON_HOST}:\\d+/shop-assets/v1$`)), tracker: '&ev=PageView&' }),
+        }),
+      }),
+    ]);
+    // Every Reject all visit sent it too (the page never holds it back): after_reject as well.
+    expect(report.findings.filter((f: any) => f.type === 'after_reject').map((f: any) => f.subject.name)).toEqual([BEACON_HOST]);
+    expect(report.inventory).toContainEqual(expect.objectContaining({ kind: 'host', name: BEACON_HOST, category: 'analytics', source: 'easyprivacy', matched: '&ev=PageView&' }));
+    // The report names the list it used: where it came from, its date and its hash.
+    expect(report.trackerList).toEqual({ source: expect.stringContaining('EasyPrivacy'), licence: expect.stringContaining('GPL-3.0'), date: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
   });
 
   it('serves the HTML report as a to-do list, readable at 1280 px and 390 px without words broken', async () => {
@@ -113,7 +136,8 @@ describe('a scan report: inventory, unknown hosts, the HTML to-do list, the cook
       await page.setContent(res.text);
       // Counts first: the to-do table names each finding type with its count, then a line per page.
       const todo = await page.locator('table').first().innerText();
-      expect(todo).toMatch(/Request to a host no catalogue knows, before any decision\s+1/);
+      expect(todo).toMatch(/Request to a host no catalogue or tracker list knows, before any decision\s+1/);
+      expect(todo).toMatch(/Set or sent before any decision\s+1/);
       expect(todo).toMatch(/Cookie listed in no purpose\s+1/);
       await expect(page.locator('li.pageline').first().innerText()).resolves.toMatch(/before: HTTP 200/);
       // Evidence is folded; the inventory describes `_ga`; observations are listed once with their visits.

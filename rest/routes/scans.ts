@@ -70,8 +70,8 @@ const InventoryItem = z
     category: z.enum(CATEGORIES),
     vendor: z.string().nullable(),
     description: z.string().nullable(),
-    matched: z.string().nullable().describe('the catalogue pattern or domain that matched'),
-    source: z.string().nullable().describe('open-cookie-database or service; null when unknown'),
+    matched: z.string().nullable().describe('the catalogue pattern or domain that matched, or the EasyPrivacy rule (source easyprivacy)'),
+    source: z.string().nullable().describe('open-cookie-database, service, or easyprivacy (a host no catalogue knows whose request EasyPrivacy lists as tracking: category analytics); null when unknown'),
     party: z.enum(['first', 'third', 'both']),
     lifetime: z
       .object({ kind: z.enum(['session', 'expires', 'persistent']), seconds: z.number().int().nullable().describe('expires: from the scan start to the latest expiry seen') })
@@ -108,6 +108,11 @@ const ScanReportBody = z
     versionNumber: z.number().int().nullable().describe('the version live when the scan ran'),
     browser: z.object({ name: z.string(), version: z.string() }),
     catalogue: z.record(z.string(), z.unknown()).describe('the cookie catalogue snapshot the findings used'),
+    trackerList: z
+      .object({ source: z.string(), licence: z.string(), date: z.string(), sha256: z.string() })
+      .nullable()
+      .optional()
+      .describe('the EasyPrivacy snapshot requests were matched against (docs/scanner.md "Tracker list"); absent in reports made before it'),
     limits: z.object({
       pages: z.number().int(),
       visitTimeoutMs: z.number().int(),

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
 import { getDomain } from 'tldts';
 import { SERVICE_ENTRIES, SERVICE_HOSTS, SERVICE_VENDOR } from './catalogue/service-entries.js';
+import type { ObservedRequest } from './visit.js';
 
 export const CATEGORIES = ['necessary', 'functional', 'analytics', 'marketing', 'unknown'] as const;
 export type Category = (typeof CATEGORIES)[number];
@@ -35,9 +36,9 @@ export interface Classification {
   category: Category;
   vendor: string | null;
   description: string | null;
-  /** The catalogue pattern or domain that matched; null for unknown. */
+  /** The catalogue pattern or domain that matched, or the tracker list's rule; null for unknown. */
   matched: string | null;
-  source: CatalogueEntry['source'] | null;
+  source: CatalogueEntry['source'] | 'easyprivacy' | null;
 }
 
 const UNKNOWN: Classification = { category: 'unknown', vendor: null, description: null, matched: null, source: null };
@@ -101,6 +102,17 @@ export class Catalogue {
       if (entry) return { category: entry.category, vendor: entry.vendor, description: entry.description, matched: entry.domain, source: entry.source };
     }
     return UNKNOWN;
+  }
+
+  /**
+   * A request to another site: its host as the catalogue knows it; a host it does not know, when EasyPrivacy named
+   * the request as tracking (trackers.ts, matched as the visit saw it), is `analytics`. The list says "tracking"
+   * without telling measurement from advertising, and either needs consent; analytics is the lesser claim.
+   */
+  request(request: Pick<ObservedRequest, 'host' | 'tracker'>): Classification {
+    const known = this.host(request.host);
+    if (known.category !== 'unknown' || !request.tracker) return known;
+    return { category: 'analytics', vendor: null, description: 'Listed as tracking by EasyPrivacy', matched: request.tracker, source: 'easyprivacy' };
   }
 
   /** The service's own origin (the SDK and its API): necessary, named as ours. */

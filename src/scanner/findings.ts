@@ -86,7 +86,7 @@ function itemsOf(visit: VisitResult, catalogue: Catalogue): Item[] {
       .map((write): Item => ({ kind: write.type, name: write.name, seen: null, write, class: catalogue.name(write.name) }) as Item),
     ...visit.requests
       .filter((seen) => judged(seen.afterDecision))
-      .map((seen): Item => ({ kind: 'request', name: seen.host, seen, write: null, class: catalogue.host(seen.host) })),
+      .map((seen): Item => ({ kind: 'request', name: seen.host, seen, write: null, class: catalogue.request(seen) })),
   ];
 }
 

@@ -98,7 +98,9 @@ export function inventoryOf(pages: ScannedPage[], context: InventoryContext): In
         draft.item.lifetime = longer(draft.item.lifetime, { kind: storage.area === 'local' ? 'persistent' : 'session', seconds: null });
       }
       for (const request of visit.requests) {
-        const draft = draftOf('host', request.host, context.catalogue.host(request.host));
+        const draft = draftOf('host', request.host, context.catalogue.request(request));
+        // A host first seen with requests no list names is still classified by the first one that is.
+        if (draft.item.category === 'unknown' && request.tracker) Object.assign(draft.item, pickClassification(context.catalogue.request(request)));
         seenIn(draft, page.url, visit.kind);
         draft.parties.add('third');
         draft.where.add(request.resourceType);
@@ -116,6 +118,8 @@ export function inventoryOf(pages: ScannedPage[], context: InventoryContext): In
   }));
   return items.sort((a, b) => KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
+
+const pickClassification = ({ category, vendor, description, matched, source }: Classification) => ({ category, vendor, description, matched, source });
 
 function cookieLifetime(expires: string | null, startedAt: Date): Lifetime {
   if (!expires) return { kind: 'session', seconds: null };

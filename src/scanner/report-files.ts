@@ -34,6 +34,7 @@ function metaRows({ project, report, generatedAt }: ReportDocument): [string, st
     ['versionNumber', report.versionNumber ?? ''],
     ['browser', `${report.browser.name} ${report.browser.version}`],
     ['catalogue', `${report.catalogue.source} @ ${report.catalogue.commit} (${report.catalogue.date})`],
+    ['trackerList', report.trackerList ? `${report.trackerList.source} (${report.trackerList.date}, sha256 ${report.trackerList.sha256})` : ''],
     ['hashes.reportHash', report.hashes.reportHash],
     ['generatedAt', generatedAt.toISOString()],
   ];
@@ -79,7 +80,7 @@ export function renderReportCsv(document: ReportDocument): string {
 const FINDING_TEXT: Record<FindingType, { title: string; todo: string }> = {
   before_consent: { title: 'Set or sent before any decision', todo: 'Hold it back until its purpose is granted (data-consent on its script or frame).' },
   after_reject: { title: 'Still set or sent after Reject all', todo: 'Hold it back until its purpose is granted; the visitor refused it.' },
-  unclassified_request: { title: 'Request to a host no catalogue knows, before any decision', todo: 'Judge it: if it tracks or profiles, hold it back until consent.' },
+  unclassified_request: { title: 'Request to a host no catalogue or tracker list knows, before any decision', todo: 'Judge it: if it tracks or profiles, hold it back until consent.' },
   unmapped: { title: 'Cookie listed in no purpose', todo: 'Add it to the suggested purpose (console, Scans), then publish.' },
   sdk_missing: { title: 'Page without the SDK and this project’s key', todo: 'Add the SDK snippet with this project’s publishable key.' },
   banner_missing: { title: 'No banner before a decision', todo: 'Check the SDK loads and its config answers on this page.' },
@@ -219,7 +220,7 @@ export function renderReportHtml(document: ReportDocument): string {
   ${sections || '<p class="muted">None.</p>'}
 
   <h2>Inventory: every cookie, storage key and third-party host (${inventory.length})</h2>
-  <p class="muted">Seen in any visit, once each, classified by the catalogue (${esc(report.catalogue.source)}, ${esc(report.catalogue.date)}).</p>
+  <p class="muted">Seen in any visit, once each, classified by the catalogue (${esc(report.catalogue.source)}, ${esc(report.catalogue.date)})${report.trackerList ? ` and EasyPrivacy (${esc(report.trackerList.date)})` : ''}.</p>
   <div class="scroll"><table><thead><tr><th>Name</th><th>Category, vendor</th><th>Description</th><th>Party</th><th>Lifetime</th><th>Seen in</th></tr></thead><tbody>${inventoryRows(inventory)}</tbody></table></div>
 
   <h2>Every observation</h2>

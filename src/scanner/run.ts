@@ -3,6 +3,7 @@
 import type { Browser } from 'playwright-core';
 import { packageHash } from '../evidence/package.js';
 import type { Catalogue } from './catalogue.js';
+import type { TrackerList } from './trackers.js';
 import type { Deadline } from './deadline.js';
 import { findingsOf, summarize, type FindingContext, type ScannedPage } from './findings.js';
 import { inventoryOf } from './inventory.js';
@@ -21,6 +22,8 @@ export interface ScanJob {
 export interface ScanEnvironment {
   browser: Browser;
   catalogue: Catalogue;
+  /** Names requests to other sites as tracking (EasyPrivacy, trackers.ts). */
+  trackers: TrackerList;
   policy: AddressPolicy;
   visitTimeoutMs: number;
   maxPageBytes: number;
@@ -65,6 +68,7 @@ export async function scanPages(job: ScanJob, env: ScanEnvironment): Promise<Sca
           // After the decision the visit also loads one more same-site page (the first link of the before visit).
           nextUrl: visits[0]?.links.find((link) => normalize(link) !== next.url) ?? null,
           isProjectKey: env.isProjectKey,
+          trackers: env.trackers,
         }),
       );
     }
@@ -85,7 +89,7 @@ const budgetSpent = (budget: Deadline, url: string) =>
   new ScanBudgetSpent(`The scan spent its budget of ${Math.round(budget.ms / 1000)} s (SCANNER_SCAN_BUDGET_MS) while visiting ${url.slice(0, 300)}; it was not tried again`);
 
 /** The report as stored and downloaded; `hashes.reportHash` covers everything else in it (canonical JSON, like evidence). */
-export function buildReport(job: ScanJob, env: Pick<ScanEnvironment, 'catalogue' | 'versionNumber' | 'visitTimeoutMs' | 'maxPageBytes' | 'maxReportBytes' | 'dwellMs' | 'findings'>, pages: ScannedPage[], meta: { browserVersion: string; finishedAt: Date }) {
+export function buildReport(job: ScanJob, env: Pick<ScanEnvironment, 'catalogue' | 'versionNumber' | 'visitTimeoutMs' | 'maxPageBytes' | 'maxReportBytes' | 'dwellMs' | 'findings'> & Partial<Pick<ScanEnvironment, 'trackers'>>, pages: ScannedPage[], meta: { browserVersion: string; finishedAt: Date }) {
   const findings = findingsOf(pages, { ...env.findings, catalogue: env.catalogue });
   const report = {
     scan: {
@@ -100,6 +104,7 @@ export function buildReport(job: ScanJob, env: Pick<ScanEnvironment, 'catalogue'
     versionNumber: env.versionNumber,
     browser: { name: 'Chromium', version: meta.browserVersion },
     catalogue: env.catalogue.snapshot,
+    trackerList: env.trackers?.snapshot ?? null,
     limits: { pages: job.urls.length + job.followLinks, visitTimeoutMs: env.visitTimeoutMs, maxPageBytes: env.maxPageBytes, dwellMs: env.dwellMs, maxReportBytes: env.maxReportBytes, visit: VISIT_CAPS },
     pages: pages.map((page) => ({ ...page, visits: page.visits.map(({ links: _links, ...visit }) => visit) })),
     findings,

@@ -6,6 +6,7 @@
 import type { Browser, BrowserContext, Request, Response, Route } from 'playwright-core';
 import { uuidv7 } from 'uuidv7';
 import { siteOf } from './catalogue.js';
+import type { TrackerList } from './trackers.js';
 import { installCookieHook } from './cookie-hook.js';
 import { CLOSE_GRACE_MS, closeContext, Deadline, DeadlinePassed, settleWithin } from './deadline.js';
 import { startGuardProxy, type AddressPolicy, type RefusedRequest } from './guard-proxy.js';
@@ -49,6 +50,8 @@ export interface ObservedRequest {
   initiator: string | null;
   /** Sent after the visitor's decision (reject and accept visits; false in before visits). */
   afterDecision: boolean;
+  /** The EasyPrivacy rule that names the request (its full URL) as tracking; null when none does (trackers.ts). */
+  tracker: string | null;
 }
 
 /** The loads of a visit: the page, then (reject and accept) the page again and one more same-site page. */
@@ -126,6 +129,8 @@ export interface VisitOptions {
   ignoreHttpsErrors?: boolean;
   /** Whether a publishable key (from the SDK's Authorization header) is one of this project's keys. */
   isProjectKey(key: string): boolean;
+  /** Names requests to other sites as tracking (EasyPrivacy); absent, none is named. */
+  trackers?: TrackerList;
 }
 
 const SDK_CONFIG_PATH = /\/api\/sdk\/v[12]\/config$/;
@@ -271,9 +276,10 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
         );
       }
       if (!/^(https?|wss?):$/.test(parsed.protocol) || siteOf(parsed.hostname) === pageSite) return;
-      const entry = { host: parsed.hostname, url: withoutQuery(requestUrl), resourceType: request.resourceType(), initiator: initiatorOf(request), afterDecision };
+      const entry = { host: parsed.hostname, url: withoutQuery(requestUrl), resourceType: request.resourceType(), initiator: initiatorOf(request), afterDecision, tracker: null as string | null };
       const key = `${entry.url} ${entry.resourceType} ${entry.afterDecision}`;
       if (seen.has(key)) return;
+      entry.tracker = options.trackers?.match(requestUrl, url, entry.resourceType) ?? null;
       if (result.requests.length >= VISIT_CAPS.requests) return void result.cut.requests++;
       seen.add(key);
       result.requests.push(entry);

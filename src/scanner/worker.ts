@@ -17,6 +17,7 @@ import { wakeWebhookWorker } from '../webhooks/worker.js';
 import type { Worker } from '../workers.js';
 import { launchScanningBrowser } from './browser.js';
 import { loadCatalogue } from './catalogue.js';
+import { loadTrackerList } from './trackers.js';
 import { scannerLaunchOptions } from './chromium.js';
 import { CLOSE_GRACE_MS, Deadline, settleWithin } from './deadline.js';
 import type { Finding } from './findings.js';
@@ -274,6 +275,7 @@ export class ScannerWorker implements Worker {
       const env: ScanEnvironment = {
         browser,
         catalogue: loadCatalogue(services.config.publicBaseUrl),
+        trackers: loadTrackerList(),
         policy: addressPolicy(services),
         visitTimeoutMs: services.config.scanner.visitTimeoutMs,
         maxPageBytes: services.config.scanner.maxPageBytes,

@@ -2026,6 +2026,13 @@ export interface components {
             catalogue: {
                 [key: string]: unknown;
             };
+            /** @description the EasyPrivacy snapshot requests were matched against (docs/scanner.md "Tracker list"); absent in reports made before it */
+            trackerList?: {
+                source: string;
+                licence: string;
+                date: string;
+                sha256: string;
+            } | null;
             limits: {
                 pages: number;
                 visitTimeoutMs: number;
@@ -2066,9 +2073,9 @@ export interface components {
             category: "necessary" | "functional" | "analytics" | "marketing" | "unknown";
             vendor: string | null;
             description: string | null;
-            /** @description the catalogue pattern or domain that matched */
+            /** @description the catalogue pattern or domain that matched, or the EasyPrivacy rule (source easyprivacy) */
             matched: string | null;
-            /** @description open-cookie-database or service; null when unknown */
+            /** @description open-cookie-database, service, or easyprivacy (a host no catalogue knows whose request EasyPrivacy lists as tracking: category analytics); null when unknown */
             source: string | null;
             /** @enum {string} */
             party: "first" | "third" | "both";
