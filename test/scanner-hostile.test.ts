@@ -1,5 +1,5 @@
 // The site scanner against pages that attack it (issue 38, docs/scanner.md "Deadlines", "Safety", "Queue"):
-// a page that loops forever, one that writes 25,000 storage keys, WebRTC to internal addresses, a page that
+// a page that loops forever, one that writes 10,000 storage keys, WebRTC to internal addresses, a page that
 // tries to forge who set a cookie; the browser's environment; the fair queue and the attempt count across
 // restarts. One production-mode service (127.0.0.3 plays a public address, as in test/scanner.test.ts).
 import { createSocket, type Socket } from 'node:dgram';
@@ -13,6 +13,7 @@ import { claimScan, releaseScan } from '../src/scanner/queue.js';
 import { buildReport } from '../src/scanner/run.js';
 import { setupProject, startService, type SiteProject } from './e2e/harness.js';
 import { project as createProject, team } from './helpers/fixtures.js';
+import { SHORT_DWELL_MS, shortDwell } from './helpers/scan-sites.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
 const scansPath = (projectId: string, rest = '') => `/api/platform/projects/${projectId}/scans${rest}`;
@@ -34,6 +35,8 @@ async function queue(server: TestServer, project: SiteProject, urls: string[]): 
 }
 
 const FORGED = 'https://www.google-analytics.com/analytics.js';
+/** The storage page's keys: well over what a visit keeps, fewer than a real attack's (Chromium writes them per visit). */
+const STORAGE_KEYS = 10_000;
 
 describe('a scan of hostile pages (production mode)', () => {
   let server: TestServer;
@@ -59,8 +62,9 @@ describe('a scan of hostile pages (production mode)', () => {
         case '/plain':
           return html('<p>Nothing to see</p>');
         case '/storage':
-          // 25,000 keys, one of them 1,000 characters long (it sorts first).
-          return html(`<script>localStorage.setItem('a' + 'x'.repeat(999), ''); for (let i = 1; i < 25000; i++) localStorage.setItem('key-' + i, '');</script>`);
+          // 10,000 keys, one of them 1,000 characters long (it sorts first): 20 times the cap of 500 a visit keeps
+          // (VISIT_CAPS.storageKeysPerArea), and listed whole they would make the answer twice the size checked below.
+          return html(`<script>localStorage.setItem('a' + 'x'.repeat(999), ''); for (let i = 1; i < ${STORAGE_KEYS}; i++) localStorage.setItem('key-' + i, '');</script>`);
         case '/webrtc':
           // STUN and TURN at internal addresses (loopback, by address and by name): Chromium would send UDP there itself.
           return html(`<script>
@@ -95,8 +99,8 @@ document.cookie = 'victim=1; max-age=3600; path=/';
     origin = `http://127.0.0.3:${(site.address() as AddressInfo).port}`;
     // A secret in the service's environment that the browser must not inherit.
     process.env.SCANNER_TEST_SECRET = 'do-not-hand-to-chromium';
-    const scanner = { ...loadConfig().scanner, concurrency: 1, scanBudgetMs: 180_000 };
-    server = (await startService({ production: true, scanner }, { scannerNetwork: { publicStandIns: ['127.0.0.3'] } })).server;
+    // These pages do what they do while they load: a short dwell window, except for the WebRTC page (below).
+    server = (await startService({ production: true, ...shortDwell({ concurrency: 1, scanBudgetMs: 180_000 }) }, { scannerNetwork: { publicStandIns: ['127.0.0.3'] } })).server;
   }, 60_000);
 
   afterAll(async () => {
@@ -107,24 +111,31 @@ document.cookie = 'victim=1; max-age=3600; path=/';
     udp?.close();
   });
 
-  it('keeps a page with 25,000 storage keys to the cap, inside the page, and says what was cut', async () => {
+  it('keeps a page with 10,000 storage keys to the cap, inside the page, and says what was cut', async () => {
     const tenant = await setupProject(server);
     const { scan, bytes } = await settled(server, tenant.ownerToken, tenant.projectId, await queue(server, tenant, [`${origin}/storage`]));
     expect(scan.status, scan.error).toBe('done');
     for (const visit of scan.pages[0].visits) {
       expect(visit.storage).toHaveLength(500);
-      expect(visit.cut).toEqual({ storageKeys: 24_500, cookies: 0, requests: 0, links: 0 });
+      expect(visit.cut).toEqual({ storageKeys: STORAGE_KEYS - 500, cookies: 0, requests: 0, links: 0 });
       expect(Math.max(...visit.storage.map((s: any) => s.key.length))).toBeLessThanOrEqual(200);
     }
-    // Each visit's 25,000 keys would make a 3 MB answer.
+    // The three visits' 10,000 keys would make a 1 MB answer (about 35 bytes a key), their writes more.
     expect(bytes).toBeLessThan(500_000);
-  }, 240_000); // writing and reading 25,000 keys takes Chromium seconds per visit
+  }, 240_000); // writing and reading 10,000 keys takes Chromium seconds per visit
 
   it('sends no WebRTC datagram to an internal STUN or TURN server', async () => {
     const tenant = await setupProject(server);
-    const { scan } = await settled(server, tenant.ownerToken, tenant.projectId, await queue(server, tenant, [`${origin}/webrtc`]));
-    expect(scan.status, scan.error).toBe('done');
-    expect(scan.pages[0].visits.map((v: any) => v.error)).toEqual([null, null, null]);
+    // The default dwell window (the worker reads it when it starts a scan): the page's ICE gathering is watched
+    // for as long as a scan watches a page.
+    server.services.config.scanner.dwellMs = loadConfig().scanner.dwellMs;
+    try {
+      const { scan } = await settled(server, tenant.ownerToken, tenant.projectId, await queue(server, tenant, [`${origin}/webrtc`]));
+      expect(scan.status, scan.error).toBe('done');
+      expect(scan.pages[0].visits.map((v: any) => v.error)).toEqual([null, null, null]);
+    } finally {
+      server.services.config.scanner.dwellMs = SHORT_DWELL_MS;
+    }
     expect(datagrams).toEqual([]);
   }, 120_000);
 

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, sampleDraft, setupProject, startService, type SiteProject } from './e2e/harness.js';
+import { shortDwell } from './helpers/scan-sites.js';
 import type { TestServer } from './helpers/server.js';
 
 // A host in no catalogue (a second loopback address, reached by name through the scanner's resolver).
@@ -36,7 +37,8 @@ describe('a scan report: inventory, unknown hosts, the HTML to-do list, the cook
 
   beforeAll(async () => {
     let resolve: (host: string) => Promise<string[]> = async () => [];
-    ({ server, serviceUrl } = await startService({}, { scannerNetwork: { resolve: (host) => resolve(host) } }));
+    // The shop writes nothing late: a short dwell window (test/helpers/scan-sites.ts).
+    ({ server, serviceUrl } = await startService(shortDwell(), { scannerNetwork: { resolve: (host) => resolve(host) } }));
     project = await setupProject(server);
     pixel = createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'image/gif' }).end());
     const pixelPort = await listen(pixel, '127.0.0.2');

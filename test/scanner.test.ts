@@ -12,14 +12,12 @@ import { claimScan, failAbandoned, LEASE_MS } from '../src/scanner/queue.js';
 import { scannerWorkerOf } from '../src/scanner/worker.js';
 import { setupProject, startService, type SiteProject } from './e2e/harness.js';
 import { team } from './helpers/fixtures.js';
-import { AD_PIXEL_HOST, startScanSites, startTagSite, TRACKER_HOST, type ScanSites, type TagSite } from './helpers/scan-sites.js';
+import { AD_PIXEL_HOST, shortDwell, startScanSites, startTagSite, TRACKER_HOST, type ScanSites, type TagSite } from './helpers/scan-sites.js';
 import { sealingByTest, startTestServer, type TestServer } from './helpers/server.js';
 import { startReceiver, type Receiver } from './helpers/webhook-receiver.js';
 
 const scansPath = (projectId: string, rest = '') => `/api/platform/projects/${projectId}/scans${rest}`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-/** Fixture pages that write nothing late need no dwell window: keeps these scans short (the late writer has its own). */
-const shortDwell = () => ({ scanner: { ...loadConfig().scanner, dwellMs: 200 } });
 
 /** Polls the scan until the worker has finished it (done or failed). */
 async function settled(server: TestServer, token: string, projectId: string, scanId: string) {
@@ -429,7 +427,8 @@ try { new WebSocket('ws://${inside}/socket'); } catch (e) {}
     });
     await new Promise<void>((done) => publicSite.listen(0, '127.0.0.3', done));
     publicOrigin = `http://127.0.0.3:${(publicSite.address() as AddressInfo).port}`;
-    server = (await startService({ production: true }, { scannerNetwork: { publicStandIns: ['127.0.0.3'] } })).server;
+    // Every request of the page is made while it loads: no dwell window needed to see them refused.
+    server = (await startService({ production: true, ...shortDwell() }, { scannerNetwork: { publicStandIns: ['127.0.0.3'] } })).server;
     project = await setupProject(server);
     const queued = await server.request('POST', scansPath(project.projectId), {
       token: project.ownerToken,

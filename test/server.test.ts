@@ -10,7 +10,6 @@ import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { listMigrations } from '../src/db/migrate.js';
 import { PASSWORD } from './helpers/fixtures.js';
-import { startTestServer } from './helpers/server.js';
 import { migratedDataDir } from './helpers/service-process.js';
 import { socketPathFor } from '../src/db/socket.js';
 import { TEST_LEDGER_SIGNING_KEY } from './helpers/ledger.js';
@@ -194,9 +193,14 @@ describe('configuration (decisions.md, Configuration)', () => {
 });
 
 describe('npm start', () => {
-  it('applies pending migrations before serving, then stops with exit 0 on SIGTERM', async () => {
+  // One first start on an empty DATA_DIR for both (initdb and every migration: the costly part of this file).
+  // Fails on the old main: DATA_DIR was 0755 with 0644 files and a socket anyone on the machine could connect to.
+  it('applies pending migrations before serving, keeps DATA_DIR (0700), its files (0600) and the socket (0600) private to the service user, then stops with exit 0 on SIGTERM', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'npm-start-'));
     temps.push(dataDir);
+    // As an older version or another umask may have left it.
+    chmodSync(dataDir, 0o755);
+    writeFileSync(join(dataDir, 'left-by-an-older-version'), 'x', { mode: 0o644 });
     const service = await startService('npm', { DATA_DIR: dataDir });
     const migrated = service.lines.findIndex((line) => line.msg === 'migrations applied');
     const listening = service.lines.findIndex((line) => line.msg === 'listening');
@@ -207,6 +211,20 @@ describe('npm start', () => {
     const health = await fetch(`http://127.0.0.1:${service.port}/api/health`);
     expect(health.status).toBe(200);
     expect(((await health.json()) as { checks: unknown }).checks).toEqual({ database: 'ok', migrations: 'ok' });
+
+    // The embedded database on disk, while the service runs: private to the service user.
+    const mode = (path: string) => statSync(path).mode & 0o777;
+    expect(mode(dataDir)).toBe(0o700);
+    expect(mode(socketPathFor(dataDir))).toBe(0o600);
+    const walk = (dir: string): string[] =>
+      readdirSync(dir).flatMap((name) => {
+        const path = join(dir, name);
+        const stat = lstatSync(path);
+        return stat.isDirectory() ? [path, ...walk(path)] : stat.isFile() ? [path] : [];
+      });
+    const entries = walk(dataDir);
+    expect(entries.length).toBeGreaterThan(10);
+    for (const path of entries) expect([path, mode(path)]).toEqual([path, statSync(path).isDirectory() ? 0o700 : 0o600]);
 
     // npm's one child is the compiled service under plain node (no shell, no tsx loader process in between).
     const pid = service.child.pid!;
@@ -297,31 +315,4 @@ describe('the request log (src/logger.ts)', () => {
     await closed;
     for (const id of ids) expect(service.lines.filter((line) => line.reqId === id && line.msg === 'request'), id).toHaveLength(1);
   });
-});
-
-// Fails on the old main: DATA_DIR was 0755 with 0644 files and a socket anyone on the machine could connect to.
-describe('the embedded database on disk', () => {
-  it('keeps DATA_DIR (0700), its files (0600) and the socket (0600) private to the service user', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'private-data-'));
-    temps.push(dataDir);
-    chmodSync(dataDir, 0o755);
-    writeFileSync(join(dataDir, 'left-by-an-older-version'), 'x', { mode: 0o644 });
-    const server = await startTestServer({ databaseUrl: undefined, dataDir });
-    try {
-      const mode = (path: string) => statSync(path).mode & 0o777;
-      expect(mode(dataDir)).toBe(0o700);
-      expect(mode(socketPathFor(dataDir))).toBe(0o600);
-      const walk = (dir: string): string[] =>
-        readdirSync(dir).flatMap((name) => {
-          const path = join(dir, name);
-          const stat = lstatSync(path);
-          return stat.isDirectory() ? [path, ...walk(path)] : stat.isFile() ? [path] : [];
-        });
-      const entries = walk(dataDir);
-      expect(entries.length).toBeGreaterThan(10);
-      for (const path of entries) expect([path, mode(path)]).toEqual([path, statSync(path).isDirectory() ? 0o700 : 0o600]);
-    } finally {
-      await server.close();
-    }
-  }, 180_000); // a database on disk: migrations take long on a loaded machine
 });

@@ -3,7 +3,7 @@
 // draft under the suggested purpose, download the report.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { startScanSites, type ScanSites } from '../helpers/scan-sites.js';
+import { shortDwell, startScanSites, type ScanSites } from '../helpers/scan-sites.js';
 import type { TestServer } from '../helpers/server.js';
 import { axeViolations, downloadedText } from './console-screens-helpers.js';
 import { launchChromium, setupProject, startService, type SiteProject } from './harness.js';
@@ -17,7 +17,8 @@ describe('console: site scans', () => {
 
   beforeAll(async () => {
     let resolve: (host: string) => Promise<string[]> = async () => [];
-    ({ server, serviceUrl } = await startService({}, { scannerNetwork: { resolve: (host) => resolve(host) } }));
+    // The fixture pages write nothing late: a short dwell window (test/helpers/scan-sites.ts).
+    ({ server, serviceUrl } = await startService(shortDwell(), { scannerNetwork: { resolve: (host) => resolve(host) } }));
     browser = await launchChromium();
     project = await setupProject(server);
     sites = await startScanSites(serviceUrl, project.key);

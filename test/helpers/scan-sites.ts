@@ -6,6 +6,18 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import selfsigned from 'selfsigned';
+import { loadConfig, type Config } from '../../src/config.js';
+
+/**
+ * The dwell window (SCANNER_DWELL_MS, 3000 ms by default) for scans of pages that write nothing late: what they
+ * write happens before network idle, so the default window only waits. Each judged load waits it once (a decision
+ * visit up to three times), so a scan of one page spends up to 15 s in it. The late writer's scan keeps the
+ * default (test/scanner.test.ts), as does the WebRTC page (test/scanner-hostile.test.ts), watched for datagrams.
+ */
+export const SHORT_DWELL_MS = 200;
+export const shortDwell = (scanner: Partial<Config['scanner']> = {}): { scanner: Config['scanner'] } => ({
+  scanner: { ...loadConfig().scanner, dwellMs: SHORT_DWELL_MS, ...scanner },
+});
 
 // Not on Chromium's HSTS preload list (doubleclick.net is: the browser would upgrade the pixel to https).
 export const TRACKER_HOST = 'px.ads.linkedin.com';
