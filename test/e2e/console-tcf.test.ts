@@ -30,11 +30,15 @@ describe('console: IAB TCF', () => {
     await gvl?.close();
   });
 
+  /** Full page at 1280 and 390 px (nothing wider than a phone at 390), and the preview alone when there is one. */
   const shoot = async (page: Page, name: string) => {
     for (const width of [1280, 390]) {
       await page.setViewportSize({ width, height: 900 });
       await page.waitForTimeout(150);
       await page.screenshot({ path: `${ARTIFACTS}/${name}-${width}.png`, fullPage: true });
+      expect(await page.evaluate(() => document.documentElement.scrollWidth), `${name} at ${width} px`).toBeLessThanOrEqual(width);
+      const preview = page.locator('aside.editor-preview');
+      if (await preview.count()) await preview.screenshot({ path: `${ARTIFACTS}/${name}-preview-${width}.png` });
     }
     await page.setViewportSize({ width: 1280, height: 900 });
   };
@@ -108,8 +112,9 @@ describe('console: IAB TCF', () => {
 
       // A publisher purpose, the map (ads left unmapped for now), a special feature, the CMP id.
       await page.getByLabel('Publisher consent: Store and/or access information on a device').check();
-      await page.locator('[data-purpose="analytics"]').getByLabel('8. Measure content performance').check();
-      await page.locator('[data-purpose="analytics"]').getByLabel('9. Understand audiences through statistics or combinations of data from different sources').check();
+      await page.getByRole('checkbox', { name: 'Analytics needs 8. Measure content performance' }).check();
+      await page.getByRole('checkbox', { name: 'Analytics needs 9. Understand audiences through statistics or combinations of data from different sources' }).check();
+      expect(await page.getByRole('columnheader', { name: 'Necessary' }).count()).toBe(0); // required: always granted, not mapped
       await page.getByRole('checkbox', { name: 'Use precise geolocation data' }).check();
       await cmpId.fill('300');
       await page.getByLabel('Publisher country').fill('fr');
@@ -136,14 +141,17 @@ describe('console: IAB TCF', () => {
       const frame: FrameLocator = page.frameLocator('iframe.preview-frame');
       const first = frame.locator('[data-tcf="first-layer"]');
       await first.waitFor({ timeout: 20_000 });
-      expect(await first.textContent()).toContain('We and our 2 partners');
+      // The frame reloads once the form has settled: the last render has both vendors.
+      await expect.poll(() => first.textContent(), { timeout: 10_000 }).toContain('We and our 2 partners');
       expect(await first.textContent()).toContain('Use limited data to select advertising');
       expect(await axeViolations(page)).toEqual([]);
       await shoot(page, 'tcf-first-layer');
       await page.getByRole('button', { name: 'Second layer' }).click();
       const second = frame.locator('[data-tcf="second-layer"]');
       await second.waitFor({ timeout: 20_000 });
-      expect(await second.locator('[data-tcf-vendor]').evaluateAll((els) => els.map((el) => el.getAttribute('data-tcf-vendor')))).toEqual(['1', '2']);
+      await expect
+        .poll(() => second.locator('[data-tcf-vendor]').evaluateAll((els) => els.map((el) => el.getAttribute('data-tcf-vendor'))))
+        .toEqual(['1', '2']);
       expect(await second.textContent()).toContain('Fixture Audience, Inc.');
       await shoot(page, 'tcf-second-layer');
 
@@ -156,9 +164,11 @@ describe('console: IAB TCF', () => {
       expect(await step('tcf-vendors').getAttribute('class')).toContain('done');
       expect(await step('tcf-map').getAttribute('class')).toContain('todo');
       expect(await step('tcf-map').textContent()).toContain('ads');
+      // The install snippet puts stub.js with data-tcf first.
+      expect(await page.locator('pre').first().textContent()).toMatch(/^<script src="[^"]+\/sdk\/v2\/stub\.js" data-tcf><\/script>\n<script src="[^"]+\/sdk\/v2\/consent\.js">/);
       await shoot(page, 'tcf-checklist');
       await step('tcf-map').getByRole('link', { name: 'Open the IAB TCF settings' }).click();
-      await page.locator('[data-purpose="ads"]').getByLabel('1. Store and/or access information on a device').check();
+      await page.getByRole('checkbox', { name: 'Advertising needs 1. Store and/or access information on a device' }).check();
       await page.getByRole('button', { name: 'Save TCF settings' }).click();
       await page.getByText('TCF settings saved.').waitFor();
       await page.goto(base);

@@ -9,7 +9,7 @@ import { QueryState } from '../components/states';
 import { ProjectHomeDocument, type ProjectHomeQuery } from '../graphql/generated';
 import { useProjectContext } from '../lib/context';
 import { paths, type ScreenProps } from '../lib/screen';
-import { consentModeOn, googleTagSnippet, installSnippet, integrationTypes, KEY_PLACEHOLDER } from '../lib/snippet';
+import { consentModeOn, googleTagSnippet, installSnippet, integrationTypes, KEY_PLACEHOLDER, tcfOn } from '../lib/snippet';
 import { formatDateTime } from './parts/format';
 
 const REFRESH_MS = 5000;
@@ -209,7 +209,7 @@ export default function ProjectHome({ params }: ScreenProps) {
 
 function Snippet({ project }: { project: Project }) {
   const { organization } = useProjectContext();
-  const options = { origin: window.location.origin, publicKey: KEY_PLACEHOLDER, googleConsentMode: consentModeOn(project.consent), integrations: integrationTypes(project.consent) };
+  const options = { origin: window.location.origin, publicKey: KEY_PLACEHOLDER, googleConsentMode: consentModeOn(project.consent), integrations: integrationTypes(project.consent), tcf: tcfOn(project.consent) };
   return (
     <>
       <h2>Install the SDK</h2>

@@ -75,7 +75,7 @@ export default function TcfPreview({ projectId, experience, tcf }: { projectId: 
         <iframe
           key={frameKey}
           ref={frame}
-          className="preview-frame"
+          className="preview-frame tcf-frame"
           title={`Preview of the TCF banner, ${layer} layer, with the real SDK`}
           src="/console/preview.html"
           sandbox="allow-scripts allow-same-origin"

@@ -63,7 +63,8 @@ function Editor({ projectId, data, reload }: { projectId: string; data: Data; re
   const at = (...path: string[]) => messagesAt(issues, 'tcf', ...path);
   const purposes: Declaration[] = list?.purposes ?? Array.from({ length: 11 }, (_, i) => ({ id: i + 1, name: `Purpose ${i + 1}` }));
   const specialFeatures: Declaration[] = list?.specialFeatures ?? [];
-  const draftPurposes = data.consentConfiguration.draft.purposes;
+  // Required purposes are always granted: mapping them means nothing (one mapped already stays visible).
+  const mappable = data.consentConfiguration.draft.purposes.filter((own) => !own.required || own.key in tcf.purposeMap);
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -129,8 +130,7 @@ function Editor({ projectId, data, reload }: { projectId: string; data: Data; re
             Purposes this site itself processes data for (the TC string’s publisher segment), asked on consent or claimed on legitimate interest.
           </p>
           <Messages messages={at('publisher')} />
-          <div className="table-scroll">
-            <table aria-labelledby="publisher-title" className="compact">
+          <table aria-labelledby="publisher-title" className="compact matrix">
               <thead>
                 <tr>
                   <th scope="col">TCF purpose</th>
@@ -162,52 +162,58 @@ function Editor({ projectId, data, reload }: { projectId: string; data: Data; re
                     })}
                   </tr>
                 ))}
-              </tbody>
-            </table>
-          </div>
+            </tbody>
+          </table>
 
           <h2 id="map-title">Purpose map</h2>
           <p className="hint">
-            Each of your purposes is granted when every TCF purpose ticked for it has consent (receipts, Google Consent Mode and tag blocking follow
-            it). An optional purpose left unmapped gets its own switch under “This site” in the second layer.
+            Each of your optional purposes is granted when every TCF purpose ticked for it has consent (receipts, Google Consent Mode and tag
+            blocking follow it). One left unmapped gets its own switch under “This site” in the second layer.
           </p>
           <Messages messages={at('purposeMap')} />
-          {draftPurposes.length === 0 ? (
-            <p className="state empty">Save purposes in the consent editor first to map them.</p>
+          {mappable.length === 0 ? (
+            <p className="state empty">Save optional purposes in the consent editor first to map them.</p>
           ) : (
-            <div className="purpose-map">
-              {draftPurposes.map((own) => {
-                const mapped = tcf.purposeMap[own.key] ?? [];
-                return (
-                  <fieldset key={own.key} data-purpose={own.key}>
-                    <legend>
-                      {own.name || own.key} <code>{own.key}</code>
-                      {own.required ? ' (required)' : ''}
-                    </legend>
-                    <ul className="choices">
-                      {purposes.map((p) => (
-                        <li key={p.id}>
-                          <label className="check">
-                            <input
-                              type="checkbox"
-                              checked={mapped.includes(p.id)}
-                              onChange={(e) => {
-                                const next = toggled(mapped, p.id, e.target.checked);
-                                const purposeMap = { ...tcf.purposeMap };
-                                if (next.length) purposeMap[own.key] = next;
-                                else delete purposeMap[own.key];
-                                set({ purposeMap });
-                              }}
-                            />
-                            {p.id}. {p.name}
-                          </label>
-                        </li>
-                      ))}
-                    </ul>
-                  </fieldset>
-                );
-              })}
-            </div>
+            <table aria-labelledby="map-title" className="compact matrix" data-purpose-map>
+              <thead>
+                <tr>
+                  <th scope="col">TCF purpose</th>
+                  {mappable.map((own) => (
+                    <th key={own.key} scope="col">
+                      {own.name || own.key}
+                    </th>
+                  ))}
+                </tr>
+              </thead>
+              <tbody>
+                {purposes.map((p) => (
+                  <tr key={p.id}>
+                    <th scope="row">
+                      {p.id}. {p.name}
+                    </th>
+                    {mappable.map((own) => {
+                      const mapped = tcf.purposeMap[own.key] ?? [];
+                      return (
+                        <td key={own.key}>
+                          <input
+                            type="checkbox"
+                            aria-label={`${own.name || own.key} needs ${p.id}. ${p.name}`}
+                            checked={mapped.includes(p.id)}
+                            onChange={(e) => {
+                              const next = toggled(mapped, p.id, e.target.checked);
+                              const purposeMap = { ...tcf.purposeMap };
+                              if (next.length) purposeMap[own.key] = next;
+                              else delete purposeMap[own.key];
+                              set({ purposeMap });
+                            }}
+                          />
+                        </td>
+                      );
+                    })}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
           )}
 
           <h2>Special features</h2>
