@@ -78,6 +78,14 @@ describe('console: IAB TCF', () => {
       expect(await page.locator(`[id="${described.at(-1)}"]`).textContent()).toMatch(/Required when TCF is enabled/);
       await page.getByText(/Global Vendor List version 1 \(policy version 5/).waitFor();
       expect(await page.getByLabel(/^Show the IAB TCF banner/).isChecked()).toBe(true); // the edit survived the reload
+      // The preview follows: the list is held now, the first layer shows (no vendor chosen yet).
+      await page.frameLocator('iframe.preview-frame').locator('[data-tcf="first-layer"]').waitFor({ timeout: 20_000 });
+      expect(await axeViolations(page)).toEqual([]);
+      await shoot(page, 'tcf-refused');
+      await page.setViewportSize({ width: 390, height: 844 });
+      await cmpId.scrollIntoViewIfNeeded();
+      await page.screenshot({ path: `${ARTIFACTS}/tcf-refused-field-390.png` });
+      await page.setViewportSize({ width: 1280, height: 900 });
 
       // Vendors: search, filters, paging by what they declare.
       const matches = page.getByText(/^\d+ vendors? match\.$/);

@@ -10,15 +10,19 @@ import type { TcfSettings } from '../lib/tcf-model';
 
 const SETTLE_MS = 350;
 
-export default function TcfPreview({ projectId, experience, tcf }: { projectId: string; experience: Experience; tcf: TcfSettings }) {
+export default function TcfPreview({ projectId, experience, tcf, listVersion }: { projectId: string; experience: Experience; tcf: TcfSettings; listVersion: number | null }) {
   const [layer, setLayer] = useState<'first' | 'second'>('first');
   const [draft] = useQuery({ query: ConsentPreviewDocument, variables: { projectId, locale: null }, requestPolicy: 'cache-and-network' });
   const server = draft.data?.consentPreview as { locale: string; experience: Record<string, unknown> } | undefined;
-  const [list] = useQuery({
+  const [list, refetchList] = useQuery({
     query: TcfPreviewListDocument,
     pause: !server || !tcf.enabled,
     variables: { projectId, vendors: tcf.vendors, googleAtps: tcf.googleAtps, language: server?.locale ?? null },
   });
+  // A list fetched since (turning TCF on fetches it): read again rather than keep the cached "none held".
+  useEffect(() => {
+    if (listVersion !== null) refetchList({ requestPolicy: 'network-only' });
+  }, [listVersion, refetchList]);
   const vendorList = list.data?.tcfVendorList?.sdkAnswer;
   const ready = !!server && tcf.enabled && !!vendorList;
   // The SDK's config reads cmpId as a number: an empty field is previewed with a placeholder id.

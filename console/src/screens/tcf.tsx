@@ -263,7 +263,7 @@ function Editor({ projectId, data, reload }: { projectId: string; data: Data; re
         {!dirty && !saveIssues.length && issues.length > 0 && <PublishBlockers issues={issues} />}
       </form>
       <aside className="editor-preview" aria-label="TCF preview">
-        <Preview projectId={projectId} experience={savedExperience} tcf={tcf} />
+        <Preview projectId={projectId} experience={savedExperience} tcf={tcf} listVersion={list?.version ?? null} />
       </aside>
     </div>
   );
