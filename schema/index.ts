@@ -16,6 +16,7 @@ import './types/billing.js';
 import './types/members.js';
 import './types/audit.js';
 import './types/scans.js';
+import './types/tcf.js';
 import './types/graph.js';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -33,6 +33,7 @@ const Billing = screen(() => import('./screens/billing'));
 const Members = screen(() => import('./screens/members'));
 const Audit = screen(() => import('./screens/audit'));
 const Scans = screen(() => import('./screens/scans'));
+const Tcf = screen(() => import('./screens/tcf'));
 
 interface NavItem {
   screen: string;
@@ -46,6 +47,7 @@ interface NavItem {
 export const PROJECT_SCREENS: NavItem[] = [
   { screen: '', label: 'Home', component: ProjectHome, role: 'VIEWER' },
   { screen: 'consent', label: 'Consent', component: ConsentEditor, role: 'VIEWER' },
+  { screen: 'consent/tcf', label: 'IAB TCF', component: Tcf, role: 'VIEWER' },
   { screen: 'versions', label: 'Versions', component: Versions, role: 'VIEWER' },
   { screen: 'keys', label: 'API keys', component: Keys, role: 'VIEWER' },
   { screen: 'origins', label: 'Origins', component: Origins, role: 'VIEWER' },

@@ -8,8 +8,10 @@ import './preview.css';
 interface PreviewMessage {
   type: 'consent-preview';
   answer: unknown;
-  /** Open the preferences dialog rather than the banner. */
+  /** Open the preferences dialog rather than the banner (with TCF: the second layer). */
   preferences: boolean;
+  /** With IAB TCF on: what GET /api/sdk/v2/tcf/vendor-list would answer; stub.js and tcf.js then draw the banner. */
+  tcfVendorList?: unknown;
 }
 
 interface ConsentSdk {
@@ -22,26 +24,63 @@ function json(body: unknown, init: ResponseInit = {}): Response {
   return new Response(JSON.stringify(body), { status: 200, ...init, headers: { 'Content-Type': 'application/json' } });
 }
 
-function answerSdkRequests(answer: unknown): void {
+function answerSdkRequests(answer: unknown, tcfVendorList: unknown): void {
   const realFetch = window.fetch.bind(window);
   window.fetch = async (input, init) => {
     const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url, location.href);
     if (url.origin !== location.origin) return realFetch(input, init);
     if (url.pathname === '/api/sdk/v2/config') return json(answer);
     if (url.pathname === '/api/sdk/v2/decision') return json({ decision: null });
+    if (url.pathname === '/api/sdk/v2/tcf/vendor-list' && tcfVendorList) return json(tcfVendorList);
     if (url.pathname === '/api/sdk/v1/consent') return json({ ok: true, id: 'preview', createdAt: new Date().toISOString() }, { status: 201 });
     return realFetch(input, init);
   };
 }
 
-function loadSdk(): Promise<ConsentSdk> {
+function loadScript(src: string, attributes: string[] = []): Promise<void> {
   return new Promise((resolve, reject) => {
     const script = document.createElement('script');
-    script.src = '/sdk/v2/consent.js';
-    script.onload = () => resolve((window as unknown as { ConsentSDK: ConsentSdk }).ConsentSDK);
-    script.onerror = () => reject(new Error('The SDK could not be loaded from /sdk/v2/consent.js'));
+    script.src = src;
+    for (const name of attributes) script.setAttribute(name, '');
+    script.onload = () => resolve();
+    script.onerror = () => reject(new Error(`The SDK could not be loaded from ${src}`));
     document.head.append(script);
   });
+}
+
+/**
+ * tcf.js styles its shadow root with a <style> element, which this page's CSP (the console's: style-src 'self')
+ * refuses, so its banner would show unstyled here, as on any site with such a CSP; the core banner uses a
+ * constructed sheet, which CSP does not govern. Until tcf.js does the same (sdk/src/v2/tcf.ts, reported), the
+ * preview hands a shadow root's <style> text to a constructed sheet instead, as it is appended.
+ */
+function adoptShadowStyles(): void {
+  const attach = Element.prototype.attachShadow;
+  Element.prototype.attachShadow = function (this: Element, init: ShadowRootInit) {
+    const root = attach.call(this, init);
+    const append = root.append.bind(root);
+    root.append = (...nodes: (Node | string)[]) => {
+      const rest = nodes.filter((node) => {
+        if (!(node instanceof HTMLStyleElement)) return true;
+        const sheet = new CSSStyleSheet();
+        sheet.replaceSync(node.textContent ?? '');
+        root.adoptedStyleSheets = [...root.adoptedStyleSheets, sheet];
+        return false;
+      });
+      append(...rest);
+    };
+    return root;
+  };
+}
+
+/** The snippet's order: with TCF, stub.js (data-tcf: it starts loading tcf.js) before consent.js. */
+async function loadSdk(tcf: boolean): Promise<ConsentSdk> {
+  if (tcf) {
+    adoptShadowStyles();
+    await loadScript('/sdk/v2/stub.js', ['data-tcf']);
+  }
+  await loadScript('/sdk/v2/consent.js');
+  return (window as unknown as { ConsentSDK: ConsentSdk }).ConsentSDK;
 }
 
 async function render(message: PreviewMessage): Promise<void> {
@@ -50,9 +89,9 @@ async function render(message: PreviewMessage): Promise<void> {
   } catch {
     // storage blocked: the SDK copes
   }
-  answerSdkRequests(message.answer);
+  answerSdkRequests(message.answer, message.tcfVendorList);
   try {
-    const sdk = await loadSdk();
+    const sdk = await loadSdk(!!message.tcfVendorList);
     const client = await sdk.init({ publicKey: 'pk_live_preview000000000000000000000000', apiBaseUrl: location.origin });
     if (message.preferences) client.showPreferences();
     status.textContent = 'Preview of the draft: nothing you choose here is recorded.';

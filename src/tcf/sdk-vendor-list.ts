@@ -5,8 +5,9 @@ import { authenticateSdk } from '../sdk/access.js';
 import { consumeConfigAllowance, type SdkCallerInfo } from '../sdk/config.js';
 import { resolveLocale } from '../sdk/config-v2.js';
 import { noPublishedVersion } from '../sdk/errors.js';
-import type { PublishedTcf } from './settings.js';
-import { readAcProviders, readTranslation, readVendorList, type AcProvider } from './vendor-list.js';
+import type { Db } from '../db/prisma.js';
+import type { PublishedTcf, TcfSettings } from './settings.js';
+import { readAcProviders, readTranslation, readVendorList, type AcProvider, type StoredVendorList } from './vendor-list.js';
 
 export const tcfNotEnabled = () => new AppError('tcf_not_enabled', 'The live version of this project does not use IAB TCF');
 export const vendorListMissing = () =>
@@ -45,15 +46,27 @@ export async function sdkTcfVendorList(services: Services, caller: SdkCallerInfo
   const list = await readVendorList(db, tcf.vendorListVersion);
   if (!list) throw vendorListMissing();
   const resolved = (locale && resolveLocale(experience, locale)) || experience.defaultLocale;
-  const wanted = resolved.split('-')[0]!.toLowerCase();
-  const translation = wanted === 'en' ? null : await readTranslation(db, wanted);
+  return vendorListAnswer(db, list, tcf, resolved.split('-')[0]!.toLowerCase());
+}
+
+/**
+ * The answer for a list and the settings' vendors and ATPs, the IAB's texts in `language` (ISO 639-1) when its
+ * file is held, English otherwise. Also what the console's TCF preview feeds tcf.js for the draft (docs/tcf.md).
+ */
+export async function vendorListAnswer(
+  db: Db,
+  list: StoredVendorList,
+  tcf: Pick<TcfSettings, 'vendors' | 'googleAtps'>,
+  language: string,
+): Promise<SdkVendorList> {
+  const translation = language === 'en' ? null : await readTranslation(db, language);
   const texts: Declarations = translation ?? list.content;
   const providers = tcf.googleAtps.length ? ((await readAcProviders(db)) ?? []) : [];
   const atps = new Set(tcf.googleAtps);
   return {
     vendorListVersion: list.version,
     tcfPolicyVersion: list.tcfPolicyVersion,
-    language: translation ? wanted : 'en',
+    language: translation ? language : 'en',
     purposes: texts.purposes,
     specialPurposes: texts.specialPurposes,
     features: texts.features,

@@ -31,6 +31,15 @@ export const cacheConfig: CacheExchangeOpts = {
     OrganizationBilling: embedded,
     PageInfo: embedded,
     Success: embedded,
+    // The TCF screen's types: the list and its pages have no id; declarations' ids repeat across kinds (purpose 1,
+    // special feature 1), so they must not be normalised into one entity. TcfVendor and TcfAtp keep their ids.
+    ConsentIssue: embedded,
+    TcfDeclaration: embedded,
+    TcfVendorList: embedded,
+    TcfVendorConnection: embedded,
+    TcfVendorConnectionEdge: embedded,
+    TcfAtpConnection: embedded,
+    TcfAtpConnectionEdge: embedded,
     // console-screens' types (screens/parts/cache-updates.ts)
     ...Object.fromEntries(screensEmbeddedTypes.map((type) => [type, embedded])),
   },

@@ -19,12 +19,24 @@ export interface SnippetOptions {
    * data-integrations, so their denied defaults are written before the vendors' tags on a visitor's first page.
    */
   integrations?: string[];
+  /**
+   * IAB TCF is on (docs/tcf.md): stub.js goes first with data-tcf, so `__tcfapi` exists before any ad tag runs and
+   * tcf.js starts loading beside consent.js.
+   */
+  tcf?: boolean;
 }
 
-const sdkTags = ({ origin, publicKey, googleConsentMode, integrations }: SnippetOptions, indent = '') =>
-  (integrations?.length ? `${indent}<script src="${origin}/sdk/v2/stub.js" data-integrations="${integrations.join(' ')}"></script>\n` : '') +
+const stubTag = ({ origin, integrations, tcf }: SnippetOptions, indent: string) =>
+  tcf || integrations?.length
+    ? `${indent}<script src="${origin}/sdk/v2/stub.js"${tcf ? ' data-tcf' : ''}${integrations?.length ? ` data-integrations="${integrations.join(' ')}"` : ''}></script>\n`
+    : '';
+
+const sdkTags = (options: SnippetOptions, indent = '') => {
+  const { origin, publicKey, googleConsentMode } = options;
+  return stubTag(options, indent) +
   `${indent}<script src="${origin}/sdk/v2/consent.js"${googleConsentMode ? ' data-google-consent-mode' : ''}></script>\n` +
   `${indent}<script>ConsentSDK.init({ publicKey: '${publicKey}', apiBaseUrl: '${origin}' });</script>`;
+};
 
 /** The two tags to paste into every page, before other tags. */
 export const installSnippet = (options: SnippetOptions): string => sdkTags(options);
@@ -60,4 +72,13 @@ export function consentModeOn(consent: { experience?: unknown; latestVersion?: {
 export function integrationTypes(consent: { experience?: unknown; latestVersion?: { experience?: unknown } | null } | null | undefined): string[] {
   const experience = (consent?.latestVersion?.experience ?? consent?.experience) as { integrations?: { type: string }[] } | null | undefined;
   return (experience?.integrations ?? []).map((integration) => integration.type);
+}
+
+/**
+ * Whether IAB TCF is on in the published experience or in the draft: the stub must already be on the page when a
+ * version with TCF goes live, and on a page whose version has it off, tcf.js only hands back to the core banner.
+ */
+export function tcfOn(consent: { experience?: unknown; latestVersion?: { experience?: unknown } | null } | null | undefined): boolean {
+  const on = (experience: unknown) => (experience as { tcf?: { enabled?: boolean } } | null | undefined)?.tcf?.enabled === true;
+  return on(consent?.latestVersion?.experience) || on(consent?.experience);
 }

@@ -4,8 +4,11 @@
 import { TableBox } from '../components/table-box';
 import { useState, type FormEvent } from 'react';
 import { useMutation } from 'urql';
+import { Link } from 'wouter';
 import { ErrorState } from '../components/states';
 import { SaveConsentExperienceDocument } from '../graphql/generated';
+import { useProjectContext } from '../lib/context';
+import { paths } from '../lib/screen';
 import {
   ALWAYS_GRANTED_SIGNALS,
   GOOGLE_SIGNALS,
@@ -124,6 +127,8 @@ export function ExperienceEditor({ projectId, form, draftDirty, experience, save
         )}
 
         <Integrations experience={experience} savedKeys={savedKeys} onChange={onChange} />
+
+        <TcfLink projectId={projectId} experience={experience} />
 
         <h2>Cookies</h2>
         <p className="hint">Cookies the SDK removes when a purpose is withdrawn: names separated by commas, * only at the end (_ga, _ga_*).</p>
@@ -441,6 +446,22 @@ function Integrations({
       <p className="hint">
         The host, or a parent, of every allowed origin of that site (never a public suffix such as co.uk): visitors then share one decision
         across www. and shop. Links to your other domains carry it with client.decorate(url).
+      </p>
+    </>
+  );
+}
+
+/** IAB TCF has its own screen (screens/tcf.tsx): vendors, restrictions and the purpose map need the room. */
+function TcfLink({ projectId, experience }: { projectId: string; experience: Experience }) {
+  const { organization } = useProjectContext();
+  const tcf = experience.tcf as { enabled?: boolean; vendors?: number[] } | undefined;
+  return (
+    <>
+      <h2>IAB TCF</h2>
+      <p className="hint">
+        {tcf?.enabled ? `On, with ${tcf.vendors?.length ?? 0} vendor${tcf.vendors?.length === 1 ? '' : 's'}.` : 'Off.'} The IAB TCF v2.3 banner and
+        Google’s Additional Consent are set on their own screen (saved into this experience).{' '}
+        {organization && <Link href={paths.projectScreen(organization.id, projectId, 'consent/tcf')}>Open the IAB TCF settings</Link>}
       </p>
     </>
   );

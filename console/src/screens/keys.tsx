@@ -11,7 +11,7 @@ import { ConfirmDialog } from './parts/confirm';
 import { formatDateTime } from './parts/format';
 import { PagerControls, usePager } from './parts/pager';
 import { KeyCreatedDialog } from './parts/key-created';
-import { consentModeOn, integrationTypes } from '../lib/snippet';
+import { consentModeOn, integrationTypes, tcfOn } from '../lib/snippet';
 import './parts/screens.css';
 
 type ApiKey = NonNullable<ProjectApiKeysQuery['project']['apiKeys']>['edges'][number]['node'];
@@ -47,7 +47,7 @@ export default function Keys({ params }: ScreenProps) {
       )}
       {created && (
         <KeyCreatedDialog name={created.name} secret={created.secret} googleConsentMode={consentModeOn(result.data?.project.consent)}
-          integrations={integrationTypes(result.data?.project.consent)}
+          integrations={integrationTypes(result.data?.project.consent)} tcf={tcfOn(result.data?.project.consent)}
           onDone={() => setCreated(null)} />
       )}
       <QueryState

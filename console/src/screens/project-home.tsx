@@ -9,7 +9,7 @@ import { QueryState } from '../components/states';
 import { ProjectHomeDocument, type ProjectHomeQuery } from '../graphql/generated';
 import { useProjectContext } from '../lib/context';
 import { paths, type ScreenProps } from '../lib/screen';
-import { consentModeOn, googleTagSnippet, installSnippet, integrationTypes, KEY_PLACEHOLDER } from '../lib/snippet';
+import { consentModeOn, googleTagSnippet, installSnippet, integrationTypes, KEY_PLACEHOLDER, tcfOn } from '../lib/snippet';
 import { formatDateTime } from './parts/format';
 
 const REFRESH_MS = 5000;
@@ -55,6 +55,38 @@ function refusalStep(refusal: Refusal): Pick<Step, 'detail' | 'screen' | 'action
   }
 }
 
+/**
+ * With IAB TCF turned on in the draft: what it still lacks. The blocking items are the service's own publish check
+ * (consent.tcfIssues, src/tcf/draft.ts), so console and publish agree; vendors and the purpose map are advice.
+ */
+function tcfSteps(project: Project): Step[] {
+  const consent = project.consent;
+  const tcf = (consent?.experience as { tcf?: { enabled?: boolean; vendors?: number[]; purposeMap?: Record<string, number[]> } } | undefined)?.tcf;
+  if (!consent || !tcf?.enabled) return [];
+  const issues = consent.tcfIssues;
+  const at = (path: string) => issues.filter((i) => i.path.join('.') === path);
+  const cmp = at('tcf.cmpId');
+  const list = at('tcf');
+  const others = issues.filter((i) => !cmp.includes(i) && !list.includes(i) && !/^No Global Vendor List/.test(i.message));
+  const vendors = tcf.vendors ?? [];
+  const unmapped = consent.draft.purposes.filter((p) => !p.required && !tcf.purposeMap?.[p.key]?.length).map((p) => p.key);
+  const step = (id: string, title: string, done: boolean, detail: string): Step => ({ id, title, done, detail, screen: 'consent/tcf', action: 'Open the IAB TCF settings' });
+  return [
+    step('tcf-cmp', 'IAB TCF: set your CMP id', !cmp.length, cmp.length ? cmp[0]!.message : 'Set.'),
+    step('tcf-list', 'IAB TCF: hold a Global Vendor List', !list.length, list.length ? list[0]!.message : 'Held: the next publish pins the newest version.'),
+    step('tcf-vendors', 'IAB TCF: choose vendors', vendors.length > 0, vendors.length ? `${vendors.length} vendor${vendors.length > 1 ? 's' : ''} chosen.` : 'The banner discloses no vendor until you choose them from the vendor list.'),
+    step(
+      'tcf-map',
+      'IAB TCF: map your purposes',
+      unmapped.length === 0,
+      unmapped.length ? `Optional purposes not mapped to TCF purposes: ${unmapped.join(', ')} (each gets its own switch in the second layer).` : 'Every optional purpose follows TCF purposes.',
+    ),
+    ...(others.length
+      ? [step('tcf-settings', 'IAB TCF: fix the settings publishing refuses', false, others.map((i) => `${i.path.join('.')}: ${i.message}`).join(' '))]
+      : []),
+  ];
+}
+
 export function checklist(project: Project): Step[] {
   const keys = (project.apiKeys?.edges ?? []).map((e) => e.node).filter((k) => !k.revokedAt);
   const latest = project.consent?.latestVersion;
@@ -87,6 +119,7 @@ export function checklist(project: Project): Step[] {
         };
   if (sdk.done && refusal) Object.assign(sdk, { problem: true, detail: `${sdk.detail} Since then: ${refusalStep(refusal).detail}` });
   return [
+    ...tcfSteps(project),
     {
       id: 'published',
       title: 'Publish a consent configuration',
@@ -176,7 +209,7 @@ export default function ProjectHome({ params }: ScreenProps) {
 
 function Snippet({ project }: { project: Project }) {
   const { organization } = useProjectContext();
-  const options = { origin: window.location.origin, publicKey: KEY_PLACEHOLDER, googleConsentMode: consentModeOn(project.consent), integrations: integrationTypes(project.consent) };
+  const options = { origin: window.location.origin, publicKey: KEY_PLACEHOLDER, googleConsentMode: consentModeOn(project.consent), integrations: integrationTypes(project.consent), tcf: tcfOn(project.consent) };
   return (
     <>
       <h2>Install the SDK</h2>

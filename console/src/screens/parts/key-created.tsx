@@ -10,12 +10,15 @@ export function KeyCreatedDialog({
   secret,
   googleConsentMode,
   integrations,
+  tcf,
   onDone,
 }: {
   name: string;
   secret: string;
   googleConsentMode: boolean;
   integrations?: string[];
+  /** IAB TCF on: stub.js with data-tcf first (lib/snippet.ts). */
+  tcf?: boolean;
   onDone(): void;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
@@ -28,7 +31,7 @@ export function KeyCreatedDialog({
     if (dialog && !dialog.open) dialog.showModal();
     return () => dialog?.close();
   }, []);
-  const snippet = installSnippet({ origin: window.location.origin, publicKey: secret, googleConsentMode, integrations });
+  const snippet = installSnippet({ origin: window.location.origin, publicKey: secret, googleConsentMode, integrations, tcf });
   return (
     <dialog ref={ref} aria-labelledby={`${id}-title`} className="key-created" onCancel={(event) => (event.preventDefault(), onDone())}>
       <h2 id={`${id}-title`} className="dialog-title">
