@@ -7,7 +7,8 @@
 //   dist/v2/consent.js, dist/v2/consent.mjs, dist/v2/index.d.ts + public.d.ts
 //   dist/v2/react.mjs + react.d.ts  the React hook (`@consent/sdk/react`), react left external
 //   dist/v2/stub.js  what must exist before the core (the `__tcfapi` stub with `data-tcf`; the vendors' first-view
-//                    defaults with `data-integrations`, integrations-stub.ts), at most 1 KiB
+//                    defaults with `data-integrations`, integrations-stub.ts), at most 1 KiB: minified harder
+//                    (minifyStub, below)
 //   dist/v2/tcf.js  the IAB TCF CMP (CMP API, TC string, two-layer banner) with the IAB's @iabtechlabtcf/core
 //                   and cmpapi bundled in, global `ConsentTcf`; loaded by stub.js on TCF pages only, at most 24 KiB
 //   dist/v2/more.js  global `ConsentMore`: shared cookie, decorate()'s adoption, /decision, cookie removal
@@ -55,6 +56,10 @@ function declarations(entries, names) {
 
 // Minified, then .br and .gz copies beside each file (served by Accept-Encoding; nothing compressed at start-up).
 const minify = (v) => [terser({ format: { comments: false, preamble: `/*! @consent/sdk ${v} */` } }), precompressed()];
+// stub.js is held to 1 KiB min+gzip (extensions.md section 11) and every byte counts there: no preamble (21 bytes
+// gzipped; the version is consent.js's, served beside it), no "use strict" (nothing in it depends on strict mode),
+// and terser's second pass and arrows for function expressions that use neither `this` nor `arguments`.
+const minifyStub = () => [terser({ ecma: 2020, compress: { passes: 2, unsafe_arrows: true }, format: { comments: false } }), precompressed()];
 const compile = () => typescript({ tsconfig, noEmitOnError: true, outputToFilesystem: false });
 
 export default [
@@ -96,7 +101,7 @@ export default [
   {
     input: here('./src/v2/stub.ts'),
     plugins: [compile()],
-    output: { file: here('./dist/v2/stub.js'), format: 'iife', plugins: [minify(version)] },
+    output: { file: here('./dist/v2/stub.js'), format: 'iife', strict: false, plugins: minifyStub() },
   },
   {
     input: here('./src/v2/tcf-entry.ts'),

@@ -126,6 +126,7 @@ describe('IAB TCF in the browser', () => {
     const inFrame = await frame.evaluate(() => ({ found: (window as unknown as { found: boolean }).found, ping: (window as unknown as { framePing: unknown }).framePing, events: (window as unknown as { frameEvents: { tcString: string; eventStatus: string }[] }).frameEvents }));
     expect(inFrame.found).toBe(true);
     expect(inFrame.ping).toMatchObject({ apiVersion: expect.any(String) });
+    expect(await frame.evaluate(() => (window as unknown as { stringPing: unknown }).stringPing)).toMatchObject({ cmpLoaded: expect.any(Boolean), apiVersion: expect.any(String) });
     expect(inFrame.events.at(-1)!.tcString).toBe(done.tcString);
   });
 

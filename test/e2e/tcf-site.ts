@@ -108,9 +108,14 @@ function tcfapi(command, callback, parameter) {
   cmp.postMessage({ __tcfapiCall: { command: command, version: 2, parameter: parameter, callId: callId } }, '*');
 }
 addEventListener('message', function (e) { var r = e.data && e.data.__tcfapiReturn; if (r && callbacks[r.callId]) callbacks[r.callId](r.returnValue, r.success); });
+// A call as a JSON string gets its answer as one (CMP API v2, "Using postMessage"); messages that are no call
+// (not JSON, null) are left alone.
+addEventListener('message', function (e) { if (typeof e.data == 'string') { var r = JSON.parse(e.data).__tcfapiReturn; if (r && r.callId === 's1') window.stringPing = r.returnValue; } });
 window.found = !!cmp; window.frameEvents = [];
 if (cmp) {
   tcfapi('ping', function (p) { window.framePing = p; });
+  cmp.postMessage('not json', '*'); cmp.postMessage(null, '*');
+  cmp.postMessage(JSON.stringify({ __tcfapiCall: { command: 'ping', version: 2, callId: 's1' } }), '*');
   tcfapi('addEventListener', function (d, ok) { frameEvents.push({ ok: ok, eventStatus: d.eventStatus, tcString: d.tcString }); });
 }
 </script>`;

@@ -3,13 +3,12 @@
 // each vendor documents, made the way its official snippet queues them, and never a global defined in a way that
 // stops the vendor's snippet from loading its script (each function says how its snippet treats what we leave).
 // Shared by stub.js (defaults at evaluation) and integrations.js (updates): no DOM beyond window and document.
+// stub.js has at most 1 KiB min+gzip (extensions.md section 11): what it takes from here is written for size.
+import { w } from './page';
 
 /** Signal name to granted. */
 export type States = Record<string, boolean>;
 type Mode = 'opt-in' | 'opt-out' | 'notice' | 'none';
-// Untyped on purpose: these are the vendors' globals, whatever shape their snippets gave them.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-const w = globalThis as any;
 const g = (granted: boolean | undefined) => (granted ? 'granted' : 'denied');
 
 /** Runs `call` now when `ready()`, else once the page has loaded (the vendor's script may come later). */
@@ -22,29 +21,18 @@ function whenReady(ready: () => unknown, call: () => void): void {
 // Before the snippet has run, the command waits in an accessor that lets the snippet define fbq as usual and,
 // when fbq is first called (the snippet's own `fbq('init', ...)`), runs the command first through the
 // snippet's fbq and becomes a plain property again: the revoke is queued before init, as Meta asks.
-let metaPending: unknown[] | undefined;
+// A second call before the snippet has run replaces the accessor, and with it the command waiting.
 function fbq(...args: unknown[]): void {
-  if (typeof w.fbq == 'function') return w.fbq(...args);
-  if (!metaPending) {
-    let value: unknown;
+  let value: { queue?: unknown[] } & ((...a: unknown[]) => void);
+  if (typeof w.fbq == 'function') w.fbq(...args);
+  else
     Object.defineProperty(w, 'fbq', {
       configurable: true,
-      enumerable: true,
       set: (v) => (value = v),
-      get() {
-        // The snippet's stub is complete once it has its queue; the snippet reads fbq before that and gets undefined.
-        const f = value as { queue?: unknown[] } & ((...a: unknown[]) => void);
-        if (f?.queue && metaPending) {
-          const pending = metaPending;
-          delete w.fbq;
-          w.fbq = f;
-          f(...pending);
-        }
-        return value;
-      },
+      // The snippet's stub is complete once it has its queue (the snippet reads fbq before that and gets
+      // undefined); the first read after that puts a plain property back and passes the command on.
+      get: () => (value?.queue && (delete w.fbq, (w.fbq = value)(...args)), value),
     });
-  }
-  metaPending = args;
 }
 
 // TikTok: the snippet starts `var ttq = w[t] = w[t] || []` and pushes `[method, ...args]`: an array of ours is
@@ -60,17 +48,18 @@ export const DEFAULTS: Record<string, () => void> = {
   // bat.js has loaded, after reading its queue.
   'microsoft-uet': () => (w.uetq ||= []).push('consent', 'default', { ad_storage: 'denied' }),
   // Clarity: clarity() defines the snippet's own stub (`c[a] = c[a] || function () {...}`), which the snippet keeps.
-  'microsoft-clarity': () => clarity({}),
+  'microsoft-clarity': () => clarity('denied', 'denied'),
   'meta-pixel': () => fbq('consent', 'revoke'),
   'tiktok-pixel': () => ttq('holdConsent'),
-  // WordPress: the consent type says how categories without an answer read (optin: denied).
-  wordpress: () => wpConsentType('optin'),
+  // WordPress: the consent type says how categories without an answer read (optin: denied). (Not inlined by
+  // terser: fewer bytes in stub.js.)
+  wordpress: () => /*@__NOINLINE__*/ wpConsentType('optin'),
 };
 
 /** Each type's update after a decision and at init for a returning visitor (integrations.js). */
 export const UPDATES: Record<string, (states: States, mode: Mode) => void> = {
   'microsoft-uet': (s) => (w.uetq ||= []).push('consent', 'update', { ad_storage: g(s.ad_storage) }),
-  'microsoft-clarity': (s) => clarity(s),
+  'microsoft-clarity': (s) => clarity(g(s.ad_Storage), g(s.analytics_Storage)),
   'meta-pixel': (s) => fbq('consent', s.consent ? 'grant' : 'revoke'),
   'tiktok-pixel': (s) => ttq(s.consent ? 'grantConsent' : 'revokeConsent'),
   // Shopify: the store's own privacy settings hold tracking back until the visitor answers; a call before a
@@ -95,16 +84,17 @@ export const UPDATES: Record<string, (states: States, mode: Mode) => void> = {
   },
 };
 
-function clarity(s: States): void {
+function clarity(ad_Storage: string, analytics_Storage: string): unknown {
   // eslint-disable-next-line prefer-rest-params
-  w.clarity ||= function () { (w.clarity.q ||= []).push(arguments); };
-  w.clarity('consentv2', { ad_Storage: g(s.ad_Storage), analytics_Storage: g(s.analytics_Storage) });
+  w.clarity ||= function () { (w.clarity.q = w.clarity.q || []).push(arguments); };
+  return w.clarity('consentv2', { ad_Storage, analytics_Storage });
 }
 
 function wpConsentType(type: string): void {
-  if (w.wp_consent_type == type) return;
-  w.wp_consent_type = type;
-  document.dispatchEvent(new CustomEvent('wp_consent_type_defined'));
+  if (w.wp_consent_type != type) {
+    w.wp_consent_type = type;
+    document.dispatchEvent(new CustomEvent('wp_consent_type_defined'));
+  }
 }
 
 /** Types whose default this page already has (stub.js and integrations.js are separate files: a window global). */
