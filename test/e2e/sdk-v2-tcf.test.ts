@@ -63,7 +63,16 @@ describe('IAB TCF in the browser', () => {
     await waitForEvent('cmpuishown');
     const banner = page.locator('[data-tcf="first-layer"]');
     await expect.poll(() => banner.isVisible()).toBe(true);
-    expect(await banner.locator('[data-tcf="purposes"] li').count()).toBe(11);
+    // Stacks stand for purposes (the GVL's stacks 2 {2, 7} and 3 {2, 3, 4} share purpose 2: one of them, the one
+    // that leaves fewer lines); stack 1 {special features 1, 2} is not allowed, special feature 2 is not asked for.
+    const purposeLines = await banner.locator('[data-tcf="purposes"] li').allTextContents();
+    expect(purposeLines).toHaveLength(9);
+    expect(purposeLines[0]).toMatch(/^Personalised advertising Fixture text: Personalised advertising\.$/);
+    expect(await banner.locator('[data-tcf-stack]').evaluateAll((els) => els.map((e) => e.getAttribute('data-tcf-stack')))).toEqual(['3']);
+    for (const purpose of ['Use limited data to select advertising', 'Create profiles for personalised advertising', 'Use profiles to select personalised advertising'])
+      expect(purposeLines).not.toContain(purpose);
+    expect(purposeLines.slice(1)).toEqual(['Store and/or access information on a device', 'Create profiles to personalise content', 'Use profiles to select personalised content', 'Measure advertising performance', 'Measure content performance', 'Understand audiences through statistics or combinations of data from different sources', 'Develop and improve services', 'Use limited data to select content']);
+    expect(await banner.textContent()).toContain('Use precise geolocation data');
     expect(await banner.textContent()).toContain('our 3 partners');
     // While the banner shows: legitimate interests established, no consent.
     const shown = TCString.decode((await events()).find((e) => e.eventStatus === 'cmpuishown')!.tcString);
@@ -222,6 +231,21 @@ describe('IAB TCF in the browser', () => {
     const tc = TCString.decode((await events()).at(-1)!.tcString);
     expect(tc.vendorListVersion).toBe(2);
     expect(ids(tc.vendorsDisclosed)).toEqual([1, 2, 3, 4]);
+  });
+
+  it('the first layer with both special features asked for: their stack stands for them, no list of its own', async () => {
+    published.specialFeatures = [1, 2];
+    await visit();
+    await waitForEvent('cmpuishown');
+    const banner = page.locator('[data-tcf="first-layer"]');
+    await expect.poll(() => banner.isVisible()).toBe(true);
+    expect(await banner.locator('[data-tcf-stack]').evaluateAll((els) => els.map((e) => e.getAttribute('data-tcf-stack')))).toEqual(['1', '3']);
+    expect(await banner.locator('[data-tcf="purposes"] li').count()).toBe(10);
+    const text = await banner.textContent();
+    expect(text).toContain('Precise geolocation data, and identification through device scanning');
+    expect(text).not.toContain('Special features');
+    expect(text).not.toContain('Use precise geolocation data');
+    await page.screenshot({ path: 'test-artifacts/tcf-first-layer-stacks.png' });
   });
 
   it('outside the EEA, the UK and Switzerland: gdprApplies false, the project\u2019s normal banner', async () => {

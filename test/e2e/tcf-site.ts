@@ -26,6 +26,8 @@ export interface Published {
   jurisdiction: { code: string; rule: string } | null;
   mode: 'opt-in' | 'opt-out';
   publisher: boolean;
+  /** The special features the operator asks for (default [1]). */
+  specialFeatures?: number[];
 }
 export const defaultPublished = (): Published => ({ tcf: true, vendorListVersion: 1, vendors: [1, 2, 3], jurisdiction: { code: 'DE', rule: 'eea' }, mode: 'opt-in', publisher: true });
 
@@ -69,7 +71,7 @@ function config(p: Published) {
           publisherCountryCode: 'DE',
           vendors: p.vendors,
           googleAtps: [39, 89],
-          specialFeatures: [1],
+          specialFeatures: p.specialFeatures ?? [1],
           // Vendor 1 declares purpose 7 as legitimate interest, flexible: the operator requires consent.
           restrictions: [{ purposeId: 7, vendorIds: [1], type: 'requireConsent' }],
           publisher: p.publisher ? { purposes: [1, 3], legitimateInterests: [7] } : null,

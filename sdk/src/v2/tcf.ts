@@ -128,6 +128,33 @@ export function encode(gvl: GVL, settings: TcfSettings, choice: Choice, locale: 
   };
 }
 
+/**
+ * The GVL's stacks the first layer shows in place of the purposes and special features they stand for (TCF
+ * Policies, Appendix A: a stack may replace or supplement its purposes and special features on the first layer; no
+ * purpose or special feature in two stacks shown; a stack only where every purpose and special feature in it is
+ * asked for). Of the allowed sets, the one that leaves the fewest lines (stacks plus what no stack covers), then
+ * the fewest stacks, then the lowest ids: an exact search, the GVL has a few dozen stacks over at most ~13 items.
+ */
+export function pickStacks(stacks: VendorList['stacks'] | undefined, purposes: number[], specialFeatures: number[]): number[] {
+  // Purpose n is bit n, special feature n bit 16 + n.
+  const bits = (p: number[], sf: number[]) => p.reduce((m, id) => m | (1 << id), 0) | sf.reduce((m, id) => m | (1 << (16 + id)), 0);
+  const asked = bits(purposes, specialFeatures);
+  const count = (m: number) => m.toString(2).replace(/0/g, '').length;
+  const usable = Object.values(stacks || {})
+    .map((st) => ({ id: st.id, mask: bits(st.purposes, st.specialFeatures) }))
+    // A stack of one item says nothing a purpose's own name does not.
+    .filter((st) => count(st.mask) > 1 && (st.mask & asked) == st.mask)
+    .sort((a, b) => a.id - b.id);
+  let best = { lines: count(asked), ids: [] as number[] };
+  const search = (from: number, covered: number, ids: number[]) => {
+    const lines = ids.length + count(asked & ~covered);
+    if (lines < best.lines || (lines == best.lines && ids.length < best.ids.length)) best = { lines, ids: [...ids] };
+    for (let i = from; i < usable.length; i++) if (!(usable[i]!.mask & covered)) search(i + 1, covered | usable[i]!.mask, [...ids, usable[i]!.id]);
+  };
+  search(0, 0, []);
+  return best.ids;
+}
+
 /** A draft purpose is granted when every TCF purpose mapped to it has consent; an unmapped one by its own switch. */
 export function grants(settings: TcfSettings, choice: Choice, p: Purpose): boolean {
   const mapped = settings.purposeMap[p.key];
@@ -358,6 +385,11 @@ function tcfUi(consent: Consent, settings: TcfSettings, vendorList: () => Promis
   async function firstLayer() {
     const l = await vendorList();
     const names = (o: Record<string, Texts>, only?: number[]) => Object.values(o).filter((t) => !only || only.includes(t.id)).map((t) => h('li', {}, t.name));
+    // Every purpose of the list is asked for, and the special features the operator chose; stacks stand for some.
+    const stacks = pickStacks(l.stacks, ids(l.purposes), settings.specialFeatures).map((id) => l.stacks[id]!);
+    const inStack = (key: 'purposes' | 'specialFeatures') => stacks.flatMap((st) => st[key]);
+    const purposes = ids(l.purposes).filter((id) => !inStack('purposes').includes(id));
+    const features = settings.specialFeatures.filter((id) => !inStack('specialFeatures').includes(id));
     put(
       h(
         'section',
@@ -365,9 +397,14 @@ function tcfUi(consent: Consent, settings: TcfSettings, vendorList: () => Promis
         h('div', { class: 'head' }, h('h2', { id: 'cs-bt', part: 'title' }, config.notice.title)),
         h('p', {}, config.notice.description, ' ', policy()),
         h('p', {}, say('tcfIntro', Object.keys(l.vendors).length)),
-        h('ul', { class: 'list', 'data-tcf': 'purposes' }, ...names(l.purposes)),
-        settings.specialFeatures.length > 0 && h('p', {}, h('strong', {}, say('tcfSpecialFeatures'))),
-        h('ul', { class: 'list' }, ...names(l.specialFeatures, settings.specialFeatures)),
+        h(
+          'ul',
+          { class: 'list', 'data-tcf': 'purposes' },
+          ...stacks.map((st) => h('li', { 'data-tcf-stack': String(st.id) }, h('strong', {}, st.name), ' ', st.description)),
+          ...names(l.purposes, purposes),
+        ),
+        features.length > 0 && h('p', {}, h('strong', {}, say('tcfSpecialFeatures'))),
+        h('ul', { class: 'list' }, ...names(l.specialFeatures, features)),
         h('div', { class: 'actions' }, rejectAll('primary'), acceptAll('primary'), button('manage', config.notice.manageLabel || say('manage'), () => secondLayer(), 'manage')),
         h('p', { class: 'error', role: 'alert' }),
       ),
