@@ -65,6 +65,7 @@ describe('console: IAB TCF', () => {
 
       // From the experience editor to the TCF screen.
       await page.goto(`${base}/consent`);
+      expect(await page.getByText('IAB TCF is on').count()).toBe(0); // the consent preview's note, only with TCF on
       await page.getByRole('tab', { name: 'Experience' }).click();
       await page.getByRole('link', { name: 'Open the IAB TCF settings' }).click();
       await page.getByRole('heading', { level: 1, name: 'IAB TCF' }).waitFor();
@@ -163,6 +164,10 @@ describe('console: IAB TCF', () => {
         .toEqual(['1', '2']);
       expect(await second.textContent()).toContain('Fixture Audience, Inc.');
       await shoot(page, 'tcf-second-layer');
+
+      // The consent editor's preview says the TCF banner replaces its banner where GDPR applies.
+      await page.getByRole('link', { name: 'Back to the consent editor' }).click();
+      await page.getByText(/^IAB TCF is on: visitors in the EEA/).waitFor();
 
       // The go-live checklist: the TCF items, the unmapped purpose still to do.
       await page.goto(base);

@@ -375,7 +375,7 @@ function Vendors({
   const [li, setLi] = useState('');
   const pager = usePager();
   const settledSearch = useSettled(search);
-  useEffect(() => pager.reset(), [settledSearch, purpose, feature, li]); // eslint-disable-line react-hooks/exhaustive-deps
+  useEffect(() => pager.reset(), [settledSearch, purpose, feature, li]); // eslint-disable-line react-hooks/exhaustive-deps -- pager.reset is stable
   const [found] = useQuery({
     query: TcfVendorsDocument,
     pause: !list,
@@ -515,7 +515,7 @@ function Atps({ projectId, tcf, set, held, messages, readOnly }: SectionProps & 
   const [search, setSearch] = useState('');
   const settled = useSettled(search);
   const pager = usePager();
-  useEffect(() => pager.reset(), [settled]); // eslint-disable-line react-hooks/exhaustive-deps
+  useEffect(() => pager.reset(), [settled]); // eslint-disable-line react-hooks/exhaustive-deps -- pager.reset is stable
   const [found] = useQuery({ query: TcfAtpsDocument, pause: !held, variables: { projectId, first: PAGE, after: pager.cursor ?? null, search: settled || null, ids: null } });
   const page = found.data?.tcfVendorList?.googleAtps;
   return (
