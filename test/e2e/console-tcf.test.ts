@@ -6,7 +6,8 @@ import type { Browser, FrameLocator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from '../helpers/server.js';
 import { startGvlServer, type GvlServer } from '../helpers/tcf-gvl-server.js';
-import { ARTIFACTS, axeViolations } from './console-harness.js';
+import { addMember } from '../../src/admin/members.js';
+import { ARTIFACTS, axeViolations, enabledChangeControls } from './console-harness.js';
 import { launchChromium, setupProject, startService, type SiteProject } from './harness.js';
 import { mkdirSync } from 'node:fs';
 
@@ -64,6 +65,7 @@ describe('console: IAB TCF', () => {
 
       // From the experience editor to the TCF screen.
       await page.goto(`${base}/consent`);
+      expect(await page.getByText('IAB TCF is on').count()).toBe(0); // the consent preview's note, only with TCF on
       await page.getByRole('tab', { name: 'Experience' }).click();
       await page.getByRole('link', { name: 'Open the IAB TCF settings' }).click();
       await page.getByRole('heading', { level: 1, name: 'IAB TCF' }).waitFor();
@@ -114,8 +116,8 @@ describe('console: IAB TCF', () => {
       // A restriction: purpose 2 requires consent from Fixture Ads SA.
       await page.getByRole('button', { name: 'Add a restriction' }).click();
       const restriction = page.locator('[data-restriction="0"]');
-      await restriction.getByLabel('Purpose').selectOption({ label: '2. Use limited data to select advertising' });
-      await restriction.getByLabel('Restriction').selectOption({ label: 'Require consent' });
+      await restriction.getByRole('combobox', { name: /^Purpose/ }).selectOption({ label: '2. Use limited data to select advertising' });
+      await restriction.getByRole('combobox', { name: /^Restriction/ }).selectOption({ label: 'Require consent' });
       await restriction.getByLabel(/Fixture Ads SA/).check();
 
       // A publisher purpose, the map (ads left unmapped for now), a special feature, the CMP id.
@@ -163,6 +165,10 @@ describe('console: IAB TCF', () => {
       expect(await second.textContent()).toContain('Fixture Audience, Inc.');
       await shoot(page, 'tcf-second-layer');
 
+      // The consent editor's preview says the TCF banner replaces its banner where GDPR applies.
+      await page.getByRole('link', { name: 'Back to the consent editor' }).click();
+      await page.getByText(/^IAB TCF is on: visitors in the EEA/).waitFor();
+
       // The go-live checklist: the TCF items, the unmapped purpose still to do.
       await page.goto(base);
       const step = (id: string) => page.locator(`[data-step="${id}"]`);
@@ -182,6 +188,46 @@ describe('console: IAB TCF', () => {
       await page.goto(base);
       await step('tcf-map').waitFor();
       await expect.poll(() => step('tcf-map').getAttribute('class')).toContain('done');
+
+      // A draft without its CMP id (the API refuses to save one, but a draft written before that rule, or restored,
+      // can hold it): the checklist says so with the publish check's words, the screen shows it at the field, and
+      // setting the CMP id there clears the item.
+      await server.services.db.query(`UPDATE consent_experiences SET settings = jsonb_set(settings, '{tcf,cmpId}', 'null') WHERE project_id = $1`, [project.projectId]);
+      await page.reload();
+      await step('tcf-cmp').waitFor();
+      expect(await step('tcf-cmp').getAttribute('class')).toContain('todo');
+      expect(await step('tcf-cmp').textContent()).toMatch(/Required when TCF is enabled/);
+      await step('tcf-cmp').getByRole('link', { name: 'Open the IAB TCF settings' }).click();
+      await expect.poll(() => cmpId.getAttribute('aria-invalid')).toBe('true');
+      await page.getByText('Publishing would be refused until these are fixed').waitFor();
+      await cmpId.fill('300');
+      await page.getByRole('button', { name: 'Save TCF settings' }).click();
+      await page.getByText('TCF settings saved.').waitFor();
+      await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Home' }).click();
+      await step('tcf-cmp').waitFor();
+      await expect.poll(() => step('tcf-cmp').getAttribute('class')).toContain('done');
+
+      // A Viewer reads it all and searches the vendors, but changes nothing.
+      const viewer = { email: `viewer-${Date.now()}@example.com`, password: 'correct horse battery staple' };
+      expect((await server.request('POST', '/api/platform/auth/register', { body: { ...viewer, name: 'Vera Viewer' } })).status).toBe(201);
+      await addMember(server.services.db, { org: orgId, email: viewer.email, role: 'VIEWER' });
+      const viewerContext = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      try {
+        const vpage = await viewerContext.newPage();
+        await vpage.goto(`${serviceUrl}/console/sign-in?next=${encodeURIComponent(`/orgs/${orgId}/projects/${project.projectId}/consent/tcf`)}`);
+        await vpage.getByLabel('E-mail').fill(viewer.email);
+        await vpage.getByLabel('Password').fill(viewer.password);
+        await vpage.getByRole('button', { name: 'Sign in' }).click();
+        await vpage.getByRole('heading', { level: 1, name: 'IAB TCF' }).waitFor();
+        await vpage.getByText(/^Chosen vendors: 2$/).waitFor();
+        await vpage.getByLabel('Search vendors').fill('security');
+        await expect.poll(() => vpage.getByText(/^\d+ vendors? match\.$/).textContent()).toBe('1 vendor match.');
+        expect(await vpage.getByLabel('Use Fixture Security GmbH').isDisabled()).toBe(true);
+        // Only the search boxes (no label of their own but their <label>) and the filters ("Any…") stay enabled.
+        expect(await enabledChangeControls(vpage, /^(INPUT|Any.*)$/)).toEqual([]);
+      } finally {
+        await viewerContext.close();
+      }
 
       // Publishing agrees: nothing refused.
       const published = await server.request('POST', `/api/platform/projects/${project.projectId}/consent/publish`, { token: project.ownerToken });

@@ -7,6 +7,9 @@ import { useQuery } from 'urql';
 import { ErrorState, Loading } from '../components/states';
 import { ConsentPreviewDocument } from '../graphql/generated';
 import { localConfig, type DraftForm, type Experience } from '../lib/consent-model';
+import { Link } from 'wouter';
+import { useProjectContext } from '../lib/context';
+import { paths } from '../lib/screen';
 
 const SETTLE_MS = 350;
 
@@ -89,6 +92,7 @@ export default function Preview({ projectId, form, experience, version }: { proj
       {result.error && <ErrorState title="The preview could not be built" error={result.error} retry={() => refetch({ requestPolicy: 'network-only' })} />}
       {!answer && !result.error && <Loading label="Building the preview…" />}
       {answer && form.purposes.length === 0 && <p className="hint">Add a purpose to see it in the banner.</p>}
+      {(experience.tcf as { enabled?: boolean } | undefined)?.enabled && <TcfNote projectId={projectId} />}
       {answer && (
         <iframe
           key={frameKey}
@@ -101,5 +105,16 @@ export default function Preview({ projectId, form, experience, version }: { proj
       )}
       <p className="hint">The SDK v2 as your visitors get it, with the draft. Choices made here are not recorded.</p>
     </div>
+  );
+}
+
+/** With IAB TCF on, visitors where GDPR applies get tcf.js's two layers instead: previewed on their own screen. */
+function TcfNote({ projectId }: { projectId: string }) {
+  const { organization } = useProjectContext();
+  return (
+    <p className="hint" role="note">
+      IAB TCF is on: visitors in the EEA, the UK and Switzerland see the TCF banner instead of this one.{' '}
+      {organization && <Link href={paths.projectScreen(organization.id, projectId, 'consent/tcf')}>Preview it on the IAB TCF screen</Link>}
+    </p>
   );
 }

@@ -83,7 +83,7 @@ function Editor({ projectId, data, reload }: { projectId: string; data: Data; re
         )}
         <ListStatus list={list} />
         <fieldset disabled={!canEdit} className="plain">
-          <legend className="visually-hidden">IAB TCF settings</legend>
+          <legend className="visually-hidden">Banner and CMP</legend>
 
           <h2>Banner and CMP</h2>
           <label className="check">
@@ -121,8 +121,12 @@ function Editor({ projectId, data, reload }: { projectId: string; data: Data; re
             </Field>
           </div>
 
-          <Vendors projectId={projectId} tcf={tcf} set={set} purposes={purposes} specialFeatures={specialFeatures} list={list} messages={at('vendors')} readOnly={!canEdit} />
-          <Atps projectId={projectId} tcf={tcf} set={set} held={!!list?.googleAtpListHeld} messages={at('googleAtps')} readOnly={!canEdit} />
+        </fieldset>
+        {/* Outside the disabled fieldsets: a Viewer searches and filters too; the pick boxes follow readOnly. */}
+        <Vendors projectId={projectId} tcf={tcf} set={set} purposes={purposes} specialFeatures={specialFeatures} list={list} messages={at('vendors')} readOnly={!canEdit} />
+        <Atps projectId={projectId} tcf={tcf} set={set} held={!!list?.googleAtpListHeld} messages={at('googleAtps')} readOnly={!canEdit} />
+        <fieldset disabled={!canEdit} className="plain">
+          <legend className="visually-hidden">Restrictions, publisher purposes, purpose map and special features</legend>
           <Restrictions projectId={projectId} tcf={tcf} set={set} purposes={purposes} issues={issues} />
 
           <h2 id="publisher-title">Publisher purposes</h2>
@@ -371,7 +375,7 @@ function Vendors({
   const [li, setLi] = useState('');
   const pager = usePager();
   const settledSearch = useSettled(search);
-  useEffect(() => pager.reset(), [settledSearch, purpose, feature, li]); // eslint-disable-line react-hooks/exhaustive-deps
+  useEffect(() => pager.reset(), [settledSearch, purpose, feature, li]); // eslint-disable-line react-hooks/exhaustive-deps -- pager.reset is stable
   const [found] = useQuery({
     query: TcfVendorsDocument,
     pause: !list,
@@ -511,7 +515,7 @@ function Atps({ projectId, tcf, set, held, messages, readOnly }: SectionProps & 
   const [search, setSearch] = useState('');
   const settled = useSettled(search);
   const pager = usePager();
-  useEffect(() => pager.reset(), [settled]); // eslint-disable-line react-hooks/exhaustive-deps
+  useEffect(() => pager.reset(), [settled]); // eslint-disable-line react-hooks/exhaustive-deps -- pager.reset is stable
   const [found] = useQuery({ query: TcfAtpsDocument, pause: !held, variables: { projectId, first: PAGE, after: pager.cursor ?? null, search: settled || null, ids: null } });
   const page = found.data?.tcfVendorList?.googleAtps;
   return (
@@ -555,6 +559,16 @@ function Atps({ projectId, tcf, set, held, messages, readOnly }: SectionProps & 
       )}
     </>
   );
+}
+
+/**
+ * Why a restriction may not change what a vendor does (the IAB's rules, which the encoder applies): requiring a
+ * basis needs the purpose among the vendor's flexible ones; any restriction needs the vendor to declare the purpose.
+ */
+function restrictionNote(v: { purposes: number[]; legIntPurposes: number[]; flexiblePurposes: number[] }, r: { purposeId: number; type: RestrictionType }): string {
+  if (!v.purposes.includes(r.purposeId) && !v.legIntPurposes.includes(r.purposeId)) return ' (does not declare this purpose)';
+  if (r.type !== 'notAllowed' && !v.flexiblePurposes.includes(r.purposeId)) return ' (this purpose is not flexible for it)';
+  return '';
 }
 
 function Restrictions({ projectId, tcf, set, purposes, issues }: SectionProps & { purposes: Declaration[]; issues: Issue[] }) {
@@ -610,7 +624,7 @@ function Restrictions({ projectId, tcf, set, purposes, issues }: SectionProps & 
                 <label className="check">
                   <input type="checkbox" checked={r.vendorIds.includes(v.id)} onChange={(e) => update(index, { vendorIds: toggled(r.vendorIds, v.id, e.target.checked) })} />
                   {v.name}
-                  {v.flexiblePurposes.includes(r.purposeId) ? '' : ' (not flexible for it)'}
+                  {restrictionNote(v, r)}
                 </label>
               </li>
             ))}
