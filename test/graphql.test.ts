@@ -190,6 +190,8 @@ describe('connections', () => {
       'Project.receipts': ['after', 'first'],
       'Project.scans': ['after', 'first'],
       'Project.versions': ['after', 'first'],
+      'TcfVendorList.googleAtps': ['after', 'first', 'ids', 'search'],
+      'TcfVendorList.vendors': ['after', 'first', 'ids', 'legitimateInterest', 'purpose', 'search', 'specialFeature'],
       'Webhook.deliveries': ['after', 'first'],
     });
   });

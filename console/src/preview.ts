@@ -48,37 +48,10 @@ function loadScript(src: string, attributes: string[] = []): Promise<void> {
   });
 }
 
-/**
- * tcf.js styles its shadow root with a <style> element, which this page's CSP (the console's: style-src 'self')
- * refuses, so its banner would show unstyled here, as on any site with such a CSP; the core banner uses a
- * constructed sheet, which CSP does not govern. Until tcf.js does the same (sdk/src/v2/tcf.ts, reported), the
- * preview hands a shadow root's <style> text to a constructed sheet instead, as it is appended.
- */
-function adoptShadowStyles(): void {
-  const attach = Element.prototype.attachShadow;
-  Element.prototype.attachShadow = function (this: Element, init: ShadowRootInit) {
-    const root = attach.call(this, init);
-    const append = root.append.bind(root);
-    root.append = (...nodes: (Node | string)[]) => {
-      const rest = nodes.filter((node) => {
-        if (!(node instanceof HTMLStyleElement)) return true;
-        const sheet = new CSSStyleSheet();
-        sheet.replaceSync(node.textContent ?? '');
-        root.adoptedStyleSheets = [...root.adoptedStyleSheets, sheet];
-        return false;
-      });
-      append(...rest);
-    };
-    return root;
-  };
-}
-
 /** The snippet's order: with TCF, stub.js (data-tcf: it starts loading tcf.js) before consent.js. */
 async function loadSdk(tcf: boolean): Promise<ConsentSdk> {
-  if (tcf) {
-    adoptShadowStyles();
-    await loadScript('/sdk/v2/stub.js', ['data-tcf']);
-  }
+  // tcf.js styles its banner with a constructed sheet, as the core does: the console's CSP (style-src 'self') allows it.
+  if (tcf) await loadScript('/sdk/v2/stub.js', ['data-tcf']);
   await loadScript('/sdk/v2/consent.js');
   return (window as unknown as { ConsentSDK: ConsentSdk }).ConsentSDK;
 }

@@ -153,7 +153,9 @@ describe('console: IAB TCF', () => {
       await first.waitFor({ timeout: 20_000 });
       // The frame reloads once the form has settled: the last render has both vendors.
       await expect.poll(() => first.textContent(), { timeout: 10_000 }).toContain('We and our 2 partners');
-      expect(await first.textContent()).toContain('Use limited data to select advertising');
+      // Purpose 2 (a vendor's) is on the first layer: by its own name, or inside a stack of the list that covers it
+      // (tcf.js shows stacks where they shorten the list: test/e2e/sdk-v2-tcf.test.ts tests the choice).
+      expect(await first.textContent()).toMatch(/Use limited data to select advertising|Advertising based on limited data|Personalised advertising/);
       expect(await axeViolations(page)).toEqual([]);
       await shoot(page, 'tcf-first-layer');
       await page.getByRole('button', { name: 'Second layer' }).click();

@@ -188,6 +188,21 @@ describe('IAB TCF in the browser', () => {
     expect(receipts[0]).toMatchObject({ action: 'reject_all', choices: { essential: true, ads: false, measurement: false, chat: false } });
   });
 
+  it('on a page whose CSP refuses inline styles, both layers are still styled (a constructed sheet, as the core banner)', async () => {
+    published.styleCsp = true;
+    const refused: string[] = [];
+    page.on('console', (message) => message.text().includes('Content Security Policy') && refused.push(message.text()));
+    await visit();
+    await waitForEvent('cmpuishown');
+    // A <style> would be refused here and the layer would sit unpositioned in the page's flow.
+    expect(await page.locator('[data-tcf="first-layer"]').evaluate((el) => getComputedStyle(el).position)).toBe('fixed');
+    await page.locator('[data-consent="manage"]').click();
+    const layer = page.locator('[data-tcf="second-layer"]');
+    await expect.poll(() => layer.isVisible()).toBe(true);
+    expect(await layer.evaluate((el) => getComputedStyle(el.closest('.backdrop') ?? el).position)).toBe('fixed');
+    expect(refused).toEqual([]);
+  });
+
   it('the second layer: purposes, legitimate interests with the right to object, vendors with their disclosures; Save choices', async () => {
     await visit();
     await waitForEvent('cmpuishown');

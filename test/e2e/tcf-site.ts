@@ -28,6 +28,8 @@ export interface Published {
   publisher: boolean;
   /** The special features the operator asks for (default [1]). */
   specialFeatures?: number[];
+  /** The site's page refuses inline styles (`Content-Security-Policy: style-src 'self'`), as strict sites do. */
+  styleCsp?: boolean;
 }
 export const defaultPublished = (): Published => ({ tcf: true, vendorListVersion: 1, vendors: [1, 2, 3], jurisdiction: { code: 'DE', rule: 'eea' }, mode: 'opt-in', publisher: true });
 
@@ -138,7 +140,10 @@ export async function startTcfSite(): Promise<TcfSite> {
     const host = req.headers.host ?? '';
     const cors = { 'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Headers': 'Authorization, Content-Type', 'Access-Control-Allow-Methods': 'GET, POST' };
     const json = (status: number, body: unknown) => res.writeHead(status, { ...cors, 'Content-Type': 'application/json' }).end(JSON.stringify(body));
-    if (host.startsWith('www.acme.test')) return void res.writeHead(200, { 'Content-Type': 'text/html', 'Cache-Control': 'no-store' }).end(sitePage(site));
+    if (host.startsWith('www.acme.test')) {
+      const csp = site.published.styleCsp ? { 'Content-Security-Policy': "style-src 'self'" } : {};
+      return void res.writeHead(200, { 'Content-Type': 'text/html', 'Cache-Control': 'no-store', ...csp }).end(sitePage(site));
+    }
     if (host.startsWith('ads.acme.test')) return void res.writeHead(200, { 'Content-Type': 'text/html' }).end(FRAME);
     if (req.method === 'OPTIONS') return void res.writeHead(204, cors).end();
     if (url.pathname.startsWith('/sdk/v2/')) {

@@ -12,7 +12,7 @@ import { read, write, type Consent } from './consent';
 import type { ConsentError } from './public';
 import { STYLES } from './styles';
 import { tcfStub } from './tcf-stub';
-import type { Ui, mountUi } from './ui';
+import { styleRoot, type Ui, type mountUi } from './ui';
 
 export type MountTcf = (consent: Consent, changed: () => void, onError: (err: ConsentError) => void, coreUi: typeof mountUi) => Ui | Promise<Ui>;
 
@@ -335,7 +335,7 @@ function tcfUi(consent: Consent, settings: TcfSettings, vendorList: () => Promis
   const host = h('consent-sdk', { id: 'consent-sdk-root' });
   host.style.cssText = 'all:initial;position:fixed;top:0;left:0;width:0;height:0;z-index:2147483647';
   const root = host.attachShadow({ mode: 'open' });
-  root.append(h('style', {}, STYLES + '.list{margin:0 0 12px;padding-inline-start:20px}details{border-top:1px solid var(--mu);padding:6px 0}summary{cursor:pointer;font-weight:600}.dialog{max-width:680px}'));
+  styleRoot(root, STYLES + '.list{margin:0 0 12px;padding-inline-start:20px}details{border-top:1px solid var(--mu);padding:6px 0}summary{cursor:pointer;font-weight:600}.dialog{max-width:680px}');
   const scheme = experience.theme.colorScheme;
   const wrap = h('div', { class: 'w ' + (scheme == 'dark' || scheme == 'auto' ? scheme : 'light'), dir, lang: locale, 'data-consent': 'root' });
   root.append(wrap);

@@ -24,6 +24,17 @@ function textOn(hex: string): string {
   return 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.179 ? '#000' : '#fff';
 }
 
+/** A constructed sheet needs no 'unsafe-inline' in the page's CSP; <style> is the fallback (also for tcf.js). */
+export function styleRoot(root: ShadowRoot, css: string): void {
+  try {
+    const sheet = new CSSStyleSheet();
+    sheet.replaceSync(css);
+    root.adoptedStyleSheets = [sheet];
+  } catch {
+    root.append(h('style', {}, css));
+  }
+}
+
 export interface Ui {
   showPreferences(): void;
   destroy(): void;
@@ -42,14 +53,7 @@ export function mountUi(consent: Consent, decided: () => void, onError: (err: Co
   const primary = /^#[0-9a-f]{6}$/i.test(notice.primaryColor) ? `:host{--np:${notice.primaryColor};--nop:${textOn(notice.primaryColor)}}` : '';
   const radius = experience.theme.borderRadius;
   const css = STYLES + primary + (radius! >= 0 ? `.w{--r:var(--cs-radius,${radius}px)}` : '');
-  try {
-    // A constructed sheet needs no 'unsafe-inline' in the page's CSP; <style> is the fallback.
-    const sheet = new CSSStyleSheet();
-    sheet.replaceSync(css);
-    root.adoptedStyleSheets = [sheet];
-  } catch {
-    root.append(h('style', {}, css));
-  }
+  styleRoot(root, css);
   const scheme = experience.theme.colorScheme;
   // Focusable by script only (see close); a tabindex of -1 on the host itself would hide the whole shadow
   // tree from Tab.
