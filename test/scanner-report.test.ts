@@ -14,6 +14,8 @@ import type { TestServer } from './helpers/server.js';
 const UNKNOWN_HOST = 'pixel.unknown-ads.test';
 // Another such host, whose request EasyPrivacy names as tracking by its query (`&ev=PageView&`, a general rule).
 const BEACON_HOST = 'beacon.unknown-ads.test';
+// A widget in a frame of its own (another host no catalogue knows) that keeps an analytics key in its localStorage.
+const FRAME_HOST = 'widget.unknown-ads.test';
 const SCREENSHOTS = process.env.SCAN_REPORT_SCREENSHOTS; // a folder: the report's screenshots are written there
 
 const scansPath = (projectId: string, rest = '') => `/api/platform/projects/${projectId}/scans${rest}`;
@@ -40,9 +42,12 @@ describe('a scan report: inventory, unknown hosts, the HTML to-do list, the cook
     // The shop writes nothing late: a short dwell window (test/helpers/scan-sites.ts).
     ({ server, serviceUrl } = await startService(shortDwell(), { scannerNetwork: { resolve: (host) => resolve(host) } }));
     project = await setupProject(server);
-    pixel = createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'image/gif' }).end());
+    pixel = createServer((req, res) => {
+      if (req.url === '/frame.html') return void res.writeHead(200, { 'Content-Type': 'text/html' }).end("<!doctype html><title>Widget</title><script>localStorage.setItem('CLID', '1')</script>");
+      res.writeHead(200, { 'Content-Type': 'image/gif' }).end();
+    });
     const pixelPort = await listen(pixel, '127.0.0.2');
-    resolve = async (host) => (host === UNKNOWN_HOST || host === BEACON_HOST ? ['127.0.0.2'] : host === 'localhost' ? ['127.0.0.1'] : []);
+    resolve = async (host) => ([UNKNOWN_HOST, BEACON_HOST, FRAME_HOST].includes(host) ? ['127.0.0.2'] : host === 'localhost' ? ['127.0.0.1'] : []);
     const sdk = `<script src="${serviceUrl}/sdk/v2/consent.js"></script>
 <script>ConsentSDK.init({ publicKey: ${JSON.stringify(project.key)}, apiBaseUrl: ${JSON.stringify(serviceUrl)} });</script>`;
     site = createServer((req, res) => {
@@ -51,7 +56,7 @@ describe('a scan report: inventory, unknown hosts, the HTML to-do list, the cook
       if (path === '/ga.js') return void res.writeHead(200, { 'Content-Type': 'text/javascript' }).end("document.cookie = '_ga=GA1.1.1; max-age=63072000; path=/';");
       // Analytics waits for consent (set only after Accept all); an unknown pixel loads before any decision.
       if (path === '/shop')
-        return void html(`<h1>Shop</h1><script type="text/plain" data-consent="analytics" data-src="/ga.js"></script><img alt="" src="http://${UNKNOWN_HOST}:${pixelPort}/p.gif"><img alt="" src="http://${BEACON_HOST}:${pixelPort}/shop-assets/v1?id=1&ev=PageView&noscript=1">`);
+        return void html(`<h1>Shop</h1><script type="text/plain" data-consent="analytics" data-src="/ga.js"></script><img alt="" src="http://${UNKNOWN_HOST}:${pixelPort}/p.gif"><img alt="" src="http://${BEACON_HOST}:${pixelPort}/shop-assets/v1?id=1&ev=PageView&noscript=1"><iframe title="Widget" src="http://${FRAME_HOST}:${pixelPort}/frame.html"></iframe>`);
       if (path === '/privacy') return void html('<h1>Privacy</h1><div data-consent-declaration aria-busy="true">Loading the cookie list…</div>');
       res.writeHead(404).end();
     });
@@ -102,13 +107,14 @@ describe('a scan report: inventory, unknown hosts, the HTML to-do list, the cook
   it('reports a request to a host no catalogue or tracker list knows, before any decision, as unclassified_request', () => {
     expect(report.findings.filter((f: any) => f.type === 'unclassified_request')).toEqual([
       expect.objectContaining({ pageUrl: `${origin}/shop`, subject: { kind: 'request', name: UNKNOWN_HOST }, category: 'unknown', evidence: expect.objectContaining({ visit: 'before' }) }),
+      expect.objectContaining({ pageUrl: `${origin}/shop`, subject: { kind: 'request', name: FRAME_HOST }, category: 'unknown' }),
     ]);
-    expect(report.summary.findings.unclassified_request).toBe(1);
+    expect(report.summary.findings.unclassified_request).toBe(2);
   });
 
   it('classifies with EasyPrivacy a request to a host the catalogue does not know, quoting the rule: before_consent', () => {
     // The rule matched the full URL (its query) as the browser sent it; the report keeps the URL without its query.
-    expect(report.findings.filter((f: any) => f.type === 'before_consent')).toEqual([
+    expect(report.findings.filter((f: any) => f.type === 'before_consent' && f.subject.kind === 'request')).toEqual([
       expect.objectContaining({
         pageUrl: `${origin}/shop`,
         subject: { kind: 'request', name: BEACON_HOST },
@@ -123,10 +129,26 @@ describe('a scan report: inventory, unknown hosts, the HTML to-do list, the cook
       }),
     ]);
     // Every Reject all visit sent it too (the page never holds it back): after_reject as well.
-    expect(report.findings.filter((f: any) => f.type === 'after_reject').map((f: any) => f.subject.name)).toEqual([BEACON_HOST]);
+    expect(report.findings.filter((f: any) => f.type === 'after_reject' && f.subject.kind === 'request').map((f: any) => f.subject.name)).toEqual([BEACON_HOST]);
     expect(report.inventory).toContainEqual(expect.objectContaining({ kind: 'host', name: BEACON_HOST, category: 'analytics', source: 'easyprivacy', matched: '&ev=PageView&' }));
     // The report names the list it used: where it came from, its date and its hash.
     expect(report.trackerList).toEqual({ source: expect.stringContaining('EasyPrivacy'), licence: expect.stringContaining('GPL-3.0'), date: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+  });
+
+  it('reads the storage of frames of other origins, as the EDPS collector does: an analytics key a widget keeps is before_consent, third party', () => {
+    const frameOrigin = `http://${FRAME_HOST}:${(pixel.address() as AddressInfo).port}`;
+    expect(report.findings.filter((f: any) => f.type === 'before_consent' && f.subject.kind === 'storage')).toEqual([
+      expect.objectContaining({
+        pageUrl: `${origin}/shop`,
+        subject: { kind: 'storage', name: 'CLID' },
+        category: 'analytics',
+        evidence: expect.objectContaining({ visit: 'before', storage: { area: 'local', key: 'CLID', origin: frameOrigin, party: 'third' } }),
+      }),
+    ]);
+    expect(report.inventory).toContainEqual(expect.objectContaining({ kind: 'storage', name: 'CLID', category: 'analytics', party: 'third', where: [`localStorage (${frameOrigin})`] }));
+    // The page's own storage is listed as before, without an origin.
+    const pageKeys = report.pages[0].visits.find((v: any) => v.kind === 'accept').storage.filter((s: any) => !s.origin).map((s: any) => s.key);
+    expect(pageKeys).toContain(`consent:${project.projectId}`);
   });
 
   it('serves the HTML report as a to-do list, readable at 1280 px and 390 px without words broken', async () => {
@@ -138,8 +160,8 @@ describe('a scan report: inventory, unknown hosts, the HTML to-do list, the cook
       await page.setContent(res.text);
       // Counts first: the to-do table names each finding type with its count, then a line per page.
       const todo = await page.locator('table').first().innerText();
-      expect(todo).toMatch(/Request to a host no catalogue or tracker list knows, before any decision\s+1/);
-      expect(todo).toMatch(/Set or sent before any decision\s+1/);
+      expect(todo).toMatch(/Request to a host no catalogue or tracker list knows, before any decision\s+2/);
+      expect(todo).toMatch(/Set or sent before any decision\s+2/);
       expect(todo).toMatch(/Cookie listed in no purpose\s+1/);
       await expect(page.locator('li.pageline').first().innerText()).resolves.toMatch(/before: HTTP 200/);
       // Evidence is folded; the inventory describes `_ga`; observations are listed once with their visits.
@@ -178,8 +200,10 @@ describe('a scan report: inventory, unknown hosts, the HTML to-do list, the cook
     expect(res.body).toMatchObject({ projectId: project.projectId, version: { number: 2 }, locale: 'en', scan: { id: scan.id, reportHash: scan.reportHash } });
     const analytics = res.body.purposes.find((p: any) => p.key === 'analytics');
     expect(analytics).toMatchObject({ name: 'Analytics', items: [expect.objectContaining({ name: '_ga', kind: 'cookie', vendor: 'Google', party: 'first', lifetime: '1 year', seen: true })] });
-    // The SDK's own storage keys are in no purpose's list: declared apart, as necessary.
+    // The SDK's own storage keys are in no purpose's list: declared apart, as necessary; so is the widget frame's key
+    // (third party, kept on the page's visitors' devices all the same).
     expect(res.body.unassigned.map((i: any) => [i.kind, i.name, i.category])).toEqual([
+      ['storage', 'CLID', 'analytics'],
       ['storage', `consent:${project.projectId}`, 'necessary'],
       ['storage', 'consent:installationId', 'necessary'],
     ]);

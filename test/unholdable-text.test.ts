@@ -123,11 +123,24 @@ describe('REST path and query parameters', () => {
     expectRefused(cursor, ['cursor']);
     // A non-member gets 404 before the 400.
     expect((await server.request('GET', `/api/platform/projects/${t.project.id}/receipts?installationId=%00`, { token: t.outsider.token })).status).toBe(404);
-    for (const path of ['/api/sdk/v2/decision?installationId=%00', '/api/sdk/v2/config?locale=%00']) {
+    for (const path of ['/api/sdk/v2/config?locale=%00', '/api/sdk/v2/cookie-declaration?locale=%00']) {
       const res = await server.request('GET', path, { token: t.key.secret, headers: { 'X-Consent-Installation': 'installation-1' } });
       expect(res.status, `${path}: ${res.text}`).toBe(400);
       expect(res.body).toEqual({ error: expect.any(String), code: 'invalid_body' });
     }
+  });
+
+  it('a query parameter the route does not take is ignored, whatever its text (no 400 the route does not document)', async () => {
+    const t = await sdkTeam(server);
+    // GET /evidence/publish takes no query; `download` belongs to /evidence/publish/:versionId (routes-property found it).
+    const list = await server.request('GET', `/api/platform/projects/${t.project.id}/evidence/publish?download=%00`, { token: t.owner.token });
+    expect(list.status, list.text).toBe(200);
+    expect(list.body).toEqual({ evidence: expect.any(Array) });
+    // The SDK's decision route takes no query (the installation comes in a header).
+    const decision = await server.request('GET', '/api/sdk/v2/decision?installationId=%00', { token: t.key.secret, headers: { 'X-Consent-Installation': 'installation-1' } });
+    expect(decision.status, decision.text).toBe(200);
+    // A parameter the route takes is still refused.
+    expectRefused(await server.request('GET', `/api/platform/projects/${t.project.id}/receipts?installationId=%00&unknown=%00`, { token: t.owner.token }), ['installationId']);
   });
 
   it('a key with such text is an unknown key where the contract says what an unknown key gets (v1 config, /preferences)', async () => {

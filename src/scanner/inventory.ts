@@ -93,8 +93,9 @@ export function inventoryOf(pages: ScannedPage[], context: InventoryContext): In
       for (const storage of visit.storage) {
         const draft = draftOf('storage', storage.key, context.catalogue.name(storage.key));
         seenIn(draft, page.url, visit.kind);
-        draft.parties.add('first');
-        draft.where.add(`${storage.area}Storage`);
+        draft.parties.add(storage.party ?? 'first');
+        // A frame's storage names its origin: `localStorage (https://ads.example)`.
+        draft.where.add(storage.origin ? `${storage.area}Storage (${storage.origin})` : `${storage.area}Storage`);
         draft.item.lifetime = longer(draft.item.lifetime, { kind: storage.area === 'local' ? 'persistent' : 'session', seconds: null });
       }
       for (const request of visit.requests) {

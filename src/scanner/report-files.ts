@@ -47,7 +47,7 @@ function observationRows(report: ScanReport): (string | number | boolean)[][] {
     for (const visit of page.visits) {
       const base = [page.url, visit.kind];
       for (const c of visit.cookies) rows.push([...base, 'cookie', c.name, c.domain, c.party, c.expires ?? 'session', c.httpOnly, c.secure, c.sameSite, c.setBy ? `${c.setBy.type} ${c.setBy.url}` : '']);
-      for (const s of visit.storage) rows.push([...base, `${s.area}Storage`, s.key, '', 'first', '', '', '', '', '']);
+      for (const s of visit.storage) rows.push([...base, `${s.area}Storage`, s.key, s.origin ?? '', s.party ?? 'first', '', '', '', '', '']);
       for (const r of visit.requests) rows.push([...base, `request:${r.resourceType}`, r.url, r.host, 'third', '', '', '', '', r.initiator ?? '']);
       for (const r of visit.refused) rows.push([...base, 'refused', r.target, r.host, '', '', '', '', '', r.reason]);
     }
@@ -141,7 +141,7 @@ function dedupedObservations(report: ScanReport): string {
         rows.set(`${page.url} ${key}`, row);
       };
       for (const c of visit.cookies) add(`cookie ${c.name} ${c.domain} ${c.path}`, ['cookie', c.name, `${c.domain}${c.path}`, `${c.party}, ${c.expires ?? 'session'}, ${c.httpOnly ? 'HttpOnly ' : ''}${c.secure ? 'Secure ' : ''}SameSite=${c.sameSite}`, c.setBy ? `${c.setBy.type}: ${c.setBy.url}` : '']);
-      for (const st of visit.storage) add(`storage ${st.area} ${st.key}`, [`${st.area}Storage`, st.key, '', '', '']);
+      for (const st of visit.storage) add(`storage ${st.area} ${st.origin ?? ''} ${st.key}`, [`${st.area}Storage`, st.key, st.origin ?? '', '', '']);
       for (const r of visit.requests) add(`request ${r.url} ${r.resourceType}`, [`request (${r.resourceType})`, r.url, r.host, '', r.initiator ?? '']);
       for (const r of visit.refused) add(`refused ${r.target}`, ['refused', r.target, r.host, r.reason, '']);
     }

@@ -3,7 +3,7 @@
 // with `[data-consent="reject-all"]` and `[data-consent="accept-all"]`, in the SDK's open shadow root,
 // which Playwright's locators pierce). Records what the browser tells: cookies with who set them,
 // storage keys, requests to other sites with their initiator, the SDK and its banner.
-import type { Browser, BrowserContext, Request, Response, Route } from 'playwright-core';
+import type { Browser, BrowserContext, Frame, Request, Response, Route } from 'playwright-core';
 import { uuidv7 } from 'uuidv7';
 import { siteOf } from './catalogue.js';
 import type { TrackerList } from './trackers.js';
@@ -39,6 +39,10 @@ export interface ObservedCookie {
 export interface ObservedStorage {
   area: 'local' | 'session';
   key: string;
+  /** A frame's storage of another origin than the page's (an ad or widget frame); absent: the page's own. */
+  origin?: string;
+  /** With `origin`: whether that origin is the page's site (first) or another (third). */
+  party?: 'first' | 'third';
 }
 
 export interface ObservedRequest {
@@ -134,6 +138,10 @@ export interface VisitOptions {
 }
 
 const SDK_CONFIG_PATH = /\/api\/sdk\/v[12]\/config$/;
+/** How long a frame of another origin may take to list its storage keys before it is left out. */
+const FRAME_STORAGE_MS = 1000;
+/** An http(s) document's origin; null for about:blank, data: and the like (they have no storage of their own). */
+const originOf = (url: string) => (/^https?:\/\//.test(url) ? new URL(url).origin : null);
 /** Where the SDK (v1 and v2) sends a decision to become a receipt. */
 const SDK_CONSENT_PATH = /\/api\/sdk\/v[12]\/consent$/;
 /**
@@ -142,7 +150,7 @@ const SDK_CONSENT_PATH = /\/api\/sdk\/v[12]\/consent$/;
  * and the visit says how many were left out (`cut`). Writes are capped too (the hook reports at most 500 per
  * document, cookie-hook.ts), without a count.
  */
-export const VISIT_CAPS = { storageKeysPerArea: 500, cookies: 300, requests: 300, writes: 500, links: 200, linksLooked: 1000, nameChars: 200, urlChars: 2000 };
+export const VISIT_CAPS = { storageFrames: 20, storageKeysPerArea: 500, cookies: 300, requests: 300, writes: 500, links: 200, linksLooked: 1000, nameChars: 200, urlChars: 2000 };
 
 const withoutQuery = (url: string) => {
   try {
@@ -240,6 +248,9 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
   // Storage keys seen after the judged loads, per area (capped; `cut.storageKeys` counts what was left out).
   const storageKeys = { local: new Set<string>(), session: new Set<string>() };
   const storageCut = { local: 0, session: 0 };
+  // Frames of other origins have storage of their own (ads, widgets): `${origin} ${key}`, capped per area in all.
+  const frameKeys = { local: new Set<string>(), session: new Set<string>() };
+  const frameCut = new Map<string, number>();
   // The SDK's config answer: the banner is waited for from then on (a busy service may take long to answer).
   let configAnswered = () => {};
   const configAnswer = new Promise<void>((resolve) => (configAnswered = resolve));
@@ -354,36 +365,62 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
       await within(page.waitForLoadState('networkidle', { timeout: left(3000) }).catch(() => {}));
       return entry;
     };
-    /** Notes the page's storage keys, counted and capped inside the page (25,000 keys never leave it). */
-    const readStorage = async () => {
-      const storage = await within(
-        page.evaluate(
-          ({ max, chars }) => {
-            const keys = (area: () => Storage) => {
-              try {
-                const store = area();
-                const kept: string[] = [];
-                // Storage.key walks without a copy.
-                for (let i = 0; i < store.length && kept.length < max; i++) kept.push(String(store.key(i)).slice(0, chars));
-                return { kept, total: store.length };
-              } catch {
-                return { kept: [], total: 0 };
-              }
-            };
-            return { local: keys(() => window.localStorage), session: keys(() => window.sessionStorage) };
-          },
-          { max: VISIT_CAPS.storageKeysPerArea, chars: VISIT_CAPS.nameChars },
-        ),
+    /** Storage keys of one document, counted and capped inside it (25,000 keys never leave it). */
+    const storageOf = (frame: Frame) =>
+      frame.evaluate(
+        ({ max, chars }) => {
+          const keys = (area: () => Storage) => {
+            try {
+              const store = area();
+              const kept: string[] = [];
+              // Storage.key walks without a copy.
+              for (let i = 0; i < store.length && kept.length < max; i++) kept.push(String(store.key(i)).slice(0, chars));
+              return { kept, total: store.length };
+            } catch {
+              return { kept: [], total: 0 };
+            }
+          };
+          return { local: keys(() => window.localStorage), session: keys(() => window.sessionStorage) };
+        },
+        { max: VISIT_CAPS.storageKeysPerArea, chars: VISIT_CAPS.nameChars },
       );
+    /** What a document answered, checked again here (it can replace the builtins the evaluation used). */
+    const keysOf = (storage: Awaited<ReturnType<typeof storageOf>> | null, area: 'local' | 'session') => {
+      const { kept, total } = storage?.[area] ?? { kept: [], total: 0 };
+      const keys = (Array.isArray(kept) ? kept : []).slice(0, VISIT_CAPS.storageKeysPerArea).map((key) => String(key).slice(0, VISIT_CAPS.nameChars));
+      return { keys, left: Math.max(0, (Number(total) || 0) - keys.length) };
+    };
+    /** Notes the page's storage keys, then those of its frames of other origins (as the EDPS collector does). */
+    const readStorage = async () => {
+      const storage = await within(storageOf(page.mainFrame()));
       for (const area of ['local', 'session'] as const) {
-        // The page answered this: checked again here (it can replace the builtins the evaluation used).
-        const { kept, total } = storage?.[area] ?? { kept: [], total: 0 };
-        const keys = (Array.isArray(kept) ? kept : []).slice(0, VISIT_CAPS.storageKeysPerArea).map((key) => String(key).slice(0, VISIT_CAPS.nameChars));
-        storageCut[area] = Math.max(storageCut[area], (Number(total) || 0) - keys.length);
+        const { keys, left: notKept } = keysOf(storage, area);
+        storageCut[area] = Math.max(storageCut[area], notKept);
         for (const key of keys) {
           if (storageKeys[area].has(key)) continue;
           if (storageKeys[area].size >= VISIT_CAPS.storageKeysPerArea) storageCut[area]++;
           else storageKeys[area].add(key);
+        }
+      }
+      const pageOrigin = originOf(page.url());
+      // One frame per origin, at most storageFrames, asked together: a frame that does not answer within
+      // FRAME_STORAGE_MS (busy, or gone) is left out and never holds the visit up.
+      const frames = new Map<string, Frame>();
+      for (const frame of page.frames()) {
+        const origin = originOf(frame.url());
+        if (origin && origin !== pageOrigin && !frames.has(origin) && frames.size < VISIT_CAPS.storageFrames) frames.set(origin, frame);
+      }
+      const answers = await within(Promise.all([...frames].map(async ([origin, frame]) => ({ origin, answer: await settleWithin(storageOf(frame), FRAME_STORAGE_MS, null) }))));
+      for (const { origin, answer } of answers) {
+        for (const area of ['local', 'session'] as const) {
+          const { keys, left: notKept } = keysOf(answer, area);
+          frameCut.set(`${origin} ${area}`, Math.max(frameCut.get(`${origin} ${area}`) ?? 0, notKept));
+          for (const key of keys) {
+            const entry = `${origin} ${key}`;
+            if (frameKeys[area].has(entry)) continue;
+            if (frameKeys[area].size >= VISIT_CAPS.storageKeysPerArea) storageCut[area]++;
+            else frameKeys[area].add(entry);
+          }
         }
       }
     };
@@ -472,8 +509,14 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
       // Past the deadline this is what stops the page: its renderer goes with the context (or the browser).
       if (await closeContext(context, browser)) result.error ??= 'The browser did not close the page; it was restarted';
     }
-    result.storage = (['local', 'session'] as const).flatMap((area) => [...storageKeys[area]].map((key) => ({ area, key })));
-    result.cut.storageKeys = storageCut.local + storageCut.session;
+    result.storage = (['local', 'session'] as const).flatMap((area) => [
+      ...[...storageKeys[area]].map((key): ObservedStorage => ({ area, key })),
+      ...[...frameKeys[area]].map((entry): ObservedStorage => {
+        const origin = entry.slice(0, entry.indexOf(' '));
+        return { area, key: entry.slice(origin.length + 1), origin, party: partyOf(new URL(origin).hostname) };
+      }),
+    ]);
+    result.cut.storageKeys = storageCut.local + storageCut.session + [...frameCut.values()].reduce((a, b) => a + b, 0);
     for (const { entry, rawUrl } of requested) entry.initiator = scriptInitiators.get(rawUrl) ?? entry.initiator;
     result.refused = proxy.refused;
     result.bytes = proxy.bytes;

@@ -173,6 +173,55 @@ describe('IAB TCF in the browser', () => {
     expect(receipts).toHaveLength(1);
   });
 
+  it('the second layer by keyboard: focus in the dialog, Tab cycles inside it, Escape goes back to the first layer and its manage button; a returning visitor\u2019s link gets focus back', async () => {
+    // Where keyboard focus is, through the shadow root: the element's data-consent hook or data-tcf.
+    const focused = () =>
+      page.evaluate(() => {
+        let el = document.activeElement;
+        while (el?.shadowRoot?.activeElement) el = el.shadowRoot.activeElement;
+        return el ? el.getAttribute('data-consent') || el.getAttribute('data-tcf') || el.tagName.toLowerCase() : null;
+      });
+    await visit();
+    await waitForEvent('cmpuishown');
+    await page.locator('[data-consent="manage"]').focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('[data-tcf="second-layer"]').isVisible()).toBe(true);
+    expect(await focused()).toBe('dialog');
+    // Shift+Tab from the dialog itself wraps to its last control, Tab from there to its first (the close button).
+    await page.keyboard.press('Shift+Tab');
+    expect(await focused()).toBe('save');
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('close');
+    // A vendor's <details> is reachable: its summary is among the controls Tab cycles through.
+    await page.locator('[data-tcf-vendor="1"] summary').focus();
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.shadowRoot?.activeElement?.closest('[data-tcf="second-layer"]') != null)).toBe(true);
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.locator('[data-tcf="second-layer"]').count()).toBe(0);
+    await expect.poll(focused).toBe('manage');
+    expect(await page.locator('[data-tcf="first-layer"]').isVisible()).toBe(true);
+
+    // A returning visitor opens the second layer from the site's own link; Escape puts focus back on that link.
+    await page.locator('[data-consent="accept-all"]').click();
+    await waitForEvent('useractioncomplete');
+    await visit();
+    await waitForEvent('tcloaded');
+    await page.evaluate(() => {
+      const link = document.createElement('button');
+      link.id = 'privacy-settings';
+      link.textContent = 'Privacy settings';
+      link.onclick = () => (window as unknown as { consent: { showPreferences(): void } }).consent.showPreferences();
+      document.body.append(link);
+    });
+    await page.locator('#privacy-settings').focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('[data-tcf="second-layer"]').isVisible()).toBe(true);
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.locator('[data-tcf="second-layer"]').count()).toBe(0);
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('privacy-settings');
+    expect(await page.locator('[data-tcf="first-layer"]').count()).toBe(0);
+  });
+
   it('Reject all refuses every consent and objects to every legitimate interest', async () => {
     await visit();
     await waitForEvent('cmpuishown');

@@ -12,7 +12,7 @@ import { read, write, type Consent } from './consent';
 import type { ConsentError } from './public';
 import { STYLES } from './styles';
 import { tcfStub } from './tcf-stub';
-import { styleRoot, type Ui, type mountUi } from './ui';
+import { dialogKeys, styleRoot, type Ui, type mountUi } from './ui';
 
 export type MountTcf = (consent: Consent, changed: () => void, onError: (err: ConsentError) => void, coreUi: typeof mountUi) => Ui | Promise<Ui>;
 
@@ -376,11 +376,21 @@ function tcfUi(consent: Consent, settings: TcfSettings, vendorList: () => Promis
     if (view) wrap.append(view);
   }
   let decided = !show;
-  // Without a decision the first layer stays (or comes back when the second closes).
+  // What had focus in the page when the second layer opened (a settings link): focus goes back there.
+  let opener: HTMLElement | null = null;
+  // Without a decision the first layer stays (or comes back when the second closes, focus on its manage button).
   function close() {
-    if (decided) put(undefined);
-    else void firstLayer().catch(onError);
+    const fromDialog = !!root.querySelector('[data-consent="dialog"]');
+    if (decided) {
+      put(undefined);
+      if (fromDialog && opener?.isConnected) opener.focus();
+    } else {
+      void firstLayer()
+        .then(() => fromDialog && root.querySelector<HTMLElement>('[data-consent="manage"]')?.focus())
+        .catch(onError);
+    }
   }
+  dialogKeys(root, close);
 
   async function firstLayer() {
     const l = await vendorList();
@@ -486,7 +496,12 @@ function tcfUi(consent: Consent, settings: TcfSettings, vendorList: () => Promis
       h('div', { class: 'actions' }, rejectAll(''), acceptAll(''), button('save', say('saveChoices'), save, 'primary')),
       h('p', { class: 'error', role: 'alert' }),
     );
-    put(h('div', { class: 'backdrop' }, box));
+    const active = document.activeElement as HTMLElement | null;
+    if (active != host && active != document.body) opener = active;
+    const backdrop = h('div', { class: 'backdrop' }, box);
+    // A click on the backdrop must not move focus out of the dialog into the page.
+    backdrop.onmousedown = (e) => e.target === backdrop && e.preventDefault();
+    put(backdrop);
     box.focus();
 
     function save() {

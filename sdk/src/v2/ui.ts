@@ -35,6 +35,28 @@ export function styleRoot(root: ShadowRoot, css: string): void {
   }
 }
 
+/** Keyboard handling for an open dialog (the core's and tcf.js's second layer): Escape closes it, Tab and Shift+Tab cycle inside it. */
+export function dialogKeys(root: ShadowRoot, close: () => void): void {
+  root.addEventListener('keydown', (event) => {
+    const e = event as KeyboardEvent;
+    const box = root.querySelector<HTMLElement>('[data-consent="dialog"]');
+    if (!box) return;
+    if (e.key == 'Escape') {
+      e.preventDefault();
+      close();
+    } else if (e.key == 'Tab') {
+      const items = [...box.querySelectorAll<HTMLElement>('a[href],button,input:not(:disabled),summary')];
+      const first = items[0];
+      const last = items[items.length - 1];
+      const active = root.activeElement;
+      if (e.shiftKey ? active === first || active === box : active === last) {
+        e.preventDefault();
+        (e.shiftKey ? last : first).focus();
+      }
+    }
+  });
+}
+
 export interface Ui {
   showPreferences(): void;
   destroy(): void;
@@ -221,25 +243,7 @@ export function mountUi(consent: Consent, decided: () => void, onError: (err: Co
     else if (hadFocus) wrap.focus();
   }
 
-  // Keyboard handling for the dialog: Escape closes it, Tab and Shift+Tab cycle inside it.
-  root.addEventListener('keydown', (event) => {
-    const e = event as KeyboardEvent;
-    const box = root.querySelector<HTMLElement>('[data-consent="dialog"]');
-    if (!box) return;
-    if (e.key == 'Escape') {
-      e.preventDefault();
-      close();
-    } else if (e.key == 'Tab') {
-      const items = [...box.querySelectorAll<HTMLElement>('a[href],button,input:not(:disabled)')];
-      const first = items[0];
-      const last = items[items.length - 1];
-      const active = root.activeElement;
-      if (e.shiftKey ? active === first || active === box : active === last) {
-        e.preventDefault();
-        (e.shiftKey ? last : first).focus();
-      }
-    }
-  });
+  dialogKeys(root, close);
 
   document.body.prepend(host);
   show(consent.needsConsent ? 'banner' : null);
