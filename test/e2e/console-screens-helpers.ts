@@ -100,11 +100,21 @@ export async function settle(page: Page, heading: string | RegExp): Promise<void
  * the page must not scroll sideways: wide tables scroll inside their own box. Throws naming what sticks out.
  */
 export async function screenshots(page: Page, name: string): Promise<void> {
+  const nextFrames = () => page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
   for (const width of [1280, 390]) {
-    await page.setViewportSize({ width, height: width > 400 ? 800 : 844 });
+    const height = width > 400 ? 800 : 844;
+    await page.setViewportSize({ width, height });
     // uPlot resizes on the next frame after the container changes.
-    await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
-    await page.screenshot({ path: `${ARTIFACTS}/${name}-${width}.png`, fullPage: true });
+    await nextFrames();
+    // The whole page in one viewport as tall as the page, not Chromium's capture beyond the viewport (fullPage):
+    // that capture hung for 30 s on the analytics screen once, on a loaded machine (CI, 2026-11-27), while its
+    // charts' ResizeObservers answered the capture's own resize.
+    const pageHeight = await page.evaluate(() => document.documentElement.scrollHeight);
+    await page.setViewportSize({ width, height: Math.min(Math.max(height, pageHeight), 16_000) });
+    await nextFrames();
+    await page.screenshot({ path: `${ARTIFACTS}/${name}-${width}.png` });
+    await page.setViewportSize({ width, height });
+    await nextFrames();
     const overflow = await sticksOut(page);
     if (overflow.length) throw new Error(`${name} at ${width} px scrolls sideways: ${overflow.join('; ')}`);
     const hidden = await outOfSight(page);
