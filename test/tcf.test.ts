@@ -81,7 +81,9 @@ describe('the tcf settings of the experience', () => {
   it('fetches the vendor lists when a project first enables TCF, and saves the settings as given', async () => {
     expect(gvl.requests).toEqual([]);
     const saved = await p.put(tcfSettings);
-    expect(saved.status, saved.text).toBe(200);
+    // When the files were not fetched, the fetch state says why (an error, or a lease/next fetch not yet due).
+    const fetchState = () => server.services.db.query('SELECT resource, next_fetch_at, lease_until, last_error FROM tcf_fetch_state ORDER BY resource');
+    expect(saved.status, `${saved.text}\nfetch state: ${JSON.stringify(await fetchState())}\nGVL server saw: ${JSON.stringify(gvl.requests)}`).toBe(200);
     expect(saved.body.experience.tcf).toEqual(tcfSettings);
     // The vendor list, Google's AC list and the texts of the project's other language: nothing else.
     expect([...gvl.requests].sort()).toEqual(['/ac/additional-consent-providers.csv', '/v3/purposes-fr.json', '/v3/vendor-list.json']);
