@@ -149,6 +149,17 @@ describe('the tcf settings of the experience', () => {
 });
 
 describe('the vendor lists', () => {
+  it('a file never fetched is due at once, however fast the claim follows its new row (now() rounds up to the millisecond)', async () => {
+    // Twenty times from no fetch state: on PostgreSQL the claim came within the row's millisecond often enough that
+    // a default of now(), rounded up, left a file not yet due at least once in a few rounds (and enabling TCF 400).
+    for (let round = 0; round < 20; round++) {
+      await server.services.db.query('DELETE FROM tcf_fetch_state');
+      gvl.requests.length = 0;
+      await refreshTcfFiles(server.services, { enablingLocales: ['en'] });
+      expect(gvl.requests, `round ${round}`).toEqual(expect.arrayContaining(['/ac/additional-consent-providers.csv', '/v3/vendor-list.json']));
+    }
+  });
+
   it('refresh on their max-age only, one fetch at a time, and keep every version', async () => {
     // Another project enables TCF: the lists are held and not due (max-age one week), so nothing is fetched.
     const before = gvl.requests.length;

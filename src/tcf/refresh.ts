@@ -49,7 +49,10 @@ export function maxAgeOf(cacheControl: string | null): number {
 
 /** Takes the file's lease when it is due and nobody holds it; false otherwise. */
 async function claim(services: Services, resource: string): Promise<boolean> {
-  await services.db.query('INSERT INTO tcf_fetch_state (resource) VALUES ($1) ON CONFLICT (resource) DO NOTHING', [resource]);
+  // A new file is due at once: '-infinity', not the column's default now(), which a timestamptz(3) rounds up to the
+  // next millisecond half the time, so the claim below, in the same millisecond, found it not yet due and nothing
+  // was fetched (enabling TCF then answered "no list held"; PostgreSQL only, where the two statements are that fast).
+  await services.db.query(`INSERT INTO tcf_fetch_state (resource, next_fetch_at) VALUES ($1, '-infinity') ON CONFLICT (resource) DO NOTHING`, [resource]);
   const rows = await services.db.query(
     `UPDATE tcf_fetch_state SET lease_until = now() + make_interval(secs => $2)
       WHERE resource = $1 AND next_fetch_at <= now() AND (lease_until IS NULL OR lease_until < now())
