@@ -108,13 +108,12 @@ export class RestHandler {
 
     const storableQuery: Record<string, string> = {};
     let queryIssue: ValidationIssue | undefined;
-    const declared = new Set(route.queryParams ? Object.keys(route.queryParams.shape) : []);
     for (const [name, value] of Object.entries(request.query)) {
       const issue = unstorableText(value, [name]) ?? unstorableText(name, [name]);
       if (!issue) storableQuery[name] = value;
       // A parameter the route does not take is never read (every route that reads one declares it: OpenAPI), so
       // its text cannot reach the database: dropped, not refused with a 400 the route does not document.
-      else if (!declared.has(name)) delete request.query[name];
+      else if (!route.queryParams || !Object.hasOwn(route.queryParams.shape, name)) delete request.query[name];
       else queryIssue ??= issue;
     }
     if (queryIssue && route.unstorableParamsNameNothing) {

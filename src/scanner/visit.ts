@@ -138,8 +138,12 @@ export interface VisitOptions {
 }
 
 const SDK_CONFIG_PATH = /\/api\/sdk\/v[12]\/config$/;
-/** How long a frame of another origin may take to list its storage keys before it is left out. */
-const FRAME_STORAGE_MS = 1000;
+/**
+ * How long a frame of another origin may take to list its storage keys before it is left out: long enough for a
+ * loaded machine (a busy renderer answers a one-line evaluation within a second or two), short enough that a frame
+ * stuck in a loop costs a visit seconds, not its whole deadline (the frames are asked together).
+ */
+const FRAME_STORAGE_MS = 3000;
 /** An http(s) document's origin; null for about:blank, data: and the like (they have no storage of their own). */
 const originOf = (url: string) => (/^https?:\/\//.test(url) ? new URL(url).origin : null);
 /** Where the SDK (v1 and v2) sends a decision to become a receipt. */
