@@ -16,7 +16,8 @@ if (process.env.BENCH_DATABASE_URL === '') delete process.env.BENCH_DATABASE_URL
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 32);
 const DURATION_MS = Number(process.env.DURATION_MS ?? 10_000);
 
-const bench = await benchProject();
+// The service as `npm start` runs it (dist/); BENCH_FROM_SOURCE=1 runs src/ through tsx.
+const bench = await benchProject({}, { built: process.env.BENCH_FROM_SOURCE !== '1' });
 const { server } = bench;
 const requests = consentLoad(bench, { necessary: true, analytics: true, marketing: false });
 const load = () => loadFromChild({ port: server.port, connections: CONCURRENCY, durationMs: DURATION_MS, requests, expectStatus: 201 });

@@ -19,10 +19,9 @@ import { loadavg } from 'node:os';
 import pg from 'pg';
 import { receiptId } from '../src/receipts/ids.js';
 import { batchStatement, type NewReceipt } from '../src/sdk/receipt-writer.js';
-import { webhookWorkerOf } from '../src/webhooks/worker.js';
 import { databaseCpuMeter } from './lib/cpu.js';
 import { loadFromChild, type LoadResult } from './lib/load.js';
-import { benchProject, consentLoad, machine } from './lib/setup.js';
+import { benchProject, consentLoad, machine, serviceModule } from './lib/setup.js';
 
 if (process.env.BENCH_DATABASE_URL === undefined) process.env.BENCH_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
 if (process.env.BENCH_DATABASE_URL === '') delete process.env.BENCH_DATABASE_URL;
@@ -35,13 +34,16 @@ const PER_ROW = process.env.PER_ROW === '1';
 const MAX_BATCH = 256;
 const MAX_IN_FLIGHT = 4;
 
-const bench = await benchProject();
+// The service as `npm start` runs it (dist/); BENCH_FROM_SOURCE=1 runs src/ through tsx.
+const built = process.env.BENCH_FROM_SOURCE !== '1';
+const bench = await benchProject({}, { built });
 const { server, version, keyId, projectId } = bench;
 const choices = { necessary: true, analytics: true, marketing: false };
 await server.services.db.query(
   `INSERT INTO webhooks (project_id, url, enabled, secret, secret_prefix) VALUES ($1, 'https://hooks.example/bench', true, 'whsec_bench', 'whsec_be')`,
   [projectId],
 );
+const { webhookWorkerOf } = await serviceModule<typeof import('../src/webhooks/worker.js')>('webhooks/worker.js', built);
 await webhookWorkerOf(server.services)?.stop();
 const databaseName = embedded ? null : new URL(server.services.config.databaseUrl!).pathname.slice(1);
 
@@ -224,7 +226,7 @@ for (const connections of CONNECTIONS) {
 }
 console.log(
   JSON.stringify(
-    { machine: await machine(), database: embedded ? 'embedded' : 'postgresql', poolSize: POOL_SIZE, durationMs: DURATION_MS, rounds: ROUNDS, ...report },
+    { machine: await machine(), service: built ? 'dist (npm start)' : 'src (tsx)', database: embedded ? 'embedded' : 'postgresql', poolSize: POOL_SIZE, durationMs: DURATION_MS, rounds: ROUNDS, ...report },
     null,
     2,
   ),

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GraphQLSchema } from 'graphql';
 import type { z } from 'zod';
 import { withAuditScope } from '../src/audit/record.js';
-import { createContext } from '../src/context.js';
+import { contextWithoutViewer, createContext } from '../src/context.js';
 import { BodyTooLarge, isJsonContentType, OPERATOR_BODY_LIMIT, readBody } from '../src/http/body.js';
 import { bearerToken, headerValue } from '../src/http/headers.js';
 import { sessionCredential } from '../src/auth/console-session.js';
@@ -52,14 +52,17 @@ export class RestHandler {
     // reads an operator session for itself, see RouteDef.consoleSession).
     const session =
       sdk && !route.consoleSession ? undefined : sessionCredential((name) => headerValue(exchange.req.headers[name]), this.services.config)?.token;
-    const context = await createContext(this.services, {
+    const requestInfo = {
       requestId: exchange.requestId,
       ip: exchange.ip,
       bearer,
       session,
       origin: headerValue(exchange.req.headers.origin),
       geo: sdk ? geoHeaders(this.services.config.geo, (name) => exchange.req.headers[name]) : undefined,
-    });
+    };
+    // An SDK call presents a publishable key, which never names an operator: its context is made at once.
+    const credential = session ?? bearer;
+    const context = credential && !credential.startsWith('pk_') ? await createContext(this.services, requestInfo) : contextWithoutViewer(this.services, requestInfo);
     // Authentication comes before anything about the body (decisions.md: order of checks).
     if (route.auth === 'session' && !context.viewer) return errorResponse('unauthorized', 'Authentication required');
     // Text the database cannot hold (src/storable-text.ts) names nothing that exists: a path parameter is 404.
@@ -176,7 +179,11 @@ export class RestHandler {
       if (error instanceof AppError) return fromGraphQLError(error, { exposeInternal: false });
       throw error;
     }
-    const result = await withAuditScope(context, () => operation.compiled.query(undefined, context, variables));
+    // Publishable-key routes act for visitors, never an audit event's actor (they record none): they run outside
+    // the audit scope, whose AsyncLocalStorage turns async_hooks on for every promise while any execution runs,
+    // which under SDK load is all the time (bench/README.md, issue 41).
+    const execute = () => operation.compiled.query(undefined, context, variables);
+    const result = await (sdk ? execute() : withAuditScope(context, execute));
     if (result.errors?.length && result.data === undefined) {
       // The variables were refused before any resolver ran: authorise first (401/404/403), then 400.
       const denied = await authorizeRootFields(this.schema, operation.definition, context, variables);

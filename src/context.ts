@@ -35,6 +35,11 @@ export async function createContext(services: Services, request: RequestInfo): P
   return { ...request, session, services, prisma: services.db.prisma, viewer, access: new Access(services, viewer) };
 }
 
+/** createContext's answer for a request whose credential cannot name an operator (none, or a publishable key). */
+export function contextWithoutViewer(services: Services, request: RequestInfo): Context {
+  return { ...request, session: request.session ?? request.bearer, services, prisma: services.db.prisma, viewer: null, access: new Access(services, null) };
+}
+
 /**
  * Membership answers for one request, batched and cached: a non-member (or an
  * unknown id) is 404, a member below the role 403, as the contract orders.

@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditScopeActive, recordAudit, withAuditScope } from '../src/audit/record.js';
 import { putDraft, publish } from './helpers/consent.js';
 import { operator, PASSWORD, team, type Operator } from './helpers/fixtures.js';
+import { sdkTeam } from './helpers/sdk.js';
+import { statementsSent } from './helpers/statements.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
 let server: TestServer;
@@ -180,6 +182,26 @@ describe('audit log: what each mutation writes', () => {
       expect(await byRequest(t, `req-overlap-${i}`)).toMatchObject([{ action: 'allowed_origins.updated', actor: { id: actor.id, email: actor.email } }]);
     }
     expect(auditScopeActive()).toBe(false);
+  });
+
+  // Fails before issue 41's change: SDK requests ran inside the audit scope, so under SDK load async_hooks were on
+  // for every promise of the process, though a visitor's call never records an audit event. What runs inside the
+  // scope is seen by the statements it sends (statementsSent tags each with the scope's request id).
+  it('runs SDK requests outside the audit scope (async_hooks stay off for visitors), operator mutations inside it', async () => {
+    const t = await sdkTeam(server);
+    const sdkPost = (i: number) =>
+      server.request('POST', '/api/sdk/v1/consent', { token: t.key.secret, headers: { 'x-request-id': `sdk-scope-${i}` }, body: t.body(`audit-scope-${i}`) });
+    const sdk = await statementsSent(server, async () => {
+      const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => sdkPost(i)));
+      expect(answers.map((res) => res.status)).toEqual(answers.map(() => 201));
+    });
+    expect(sdk.length).toBeGreaterThan(0); // the key, the version and the receipts were read and written
+    expect(sdk.filter((statement) => statement.requestId !== undefined)).toEqual([]);
+    const operatorStatements = await statementsSent(server, async () => {
+      const res = await server.request('PUT', `/api/platform/projects/${t.project.id}/allowed-origins`, as(t.owner, 'req-in-scope', { origins: ['https://scoped.example'] }));
+      expect(res.status).toBe(200);
+    });
+    expect(operatorStatements.some((statement) => statement.requestId === 'req-in-scope')).toBe(true);
   });
 
   it('writes nothing for a refused mutation (403, 404, 400)', async () => {

@@ -1,6 +1,7 @@
 // Shared set-up of the benchmarks: a running service with one project, a published version and a key.
 import { loadConfig, type Config } from '../../src/config.js';
-import { startServer, type RunningServer } from '../../src/server.js';
+import type { RunningServer } from '../../src/server.js';
+import { build } from '../../scripts/build.mjs';
 import { send } from '../../test/helpers/server.js';
 import { freshDatabaseUrl } from '../../test/helpers/server.js';
 import { publishVersion, type PublishedVersion } from '../../test/helpers/versions.js';
@@ -18,11 +19,25 @@ export interface BenchProject {
 }
 
 /**
+ * Where the service's modules come from. `built`: dist/ (built first when stale), the JavaScript `npm start` runs:
+ * esbuild without tsx's keepNames, whose `__name` wrapper runs each time a named closure is made (4 µs of the
+ * consent POST's 120 in a profile). Benchmarks that reach into the service's modules (a writer's switches, a
+ * worker) must take them from here too, or they get a second copy that the running service never sees.
+ */
+export async function serviceModule<T>(path: string, built: boolean): Promise<T> {
+  if (!built) return import(`../../src/${path}`) as Promise<T>;
+  build({ ifStale: true });
+  return import(`../../dist/src/${path}`) as Promise<T>;
+}
+
+/**
  * Starts the service as production would run it, except: rate limits high enough not to stop the
  * load (the limiter still runs on every request) and LOG_LEVEL from the environment (default silent).
  * PostgreSQL when BENCH_DATABASE_URL is set (a fresh database is created on it), else the embedded one.
+ * `built`: from dist/ (serviceModule); otherwise from src/ through tsx.
  */
-export async function benchProject(overrides: Partial<Config> = {}): Promise<BenchProject> {
+export async function benchProject(overrides: Partial<Config> = {}, { built = false } = {}): Promise<BenchProject> {
+  const { startServer } = await serviceModule<typeof import('../../src/server.js')>('server.js', built);
   const adminUrl = process.env.BENCH_DATABASE_URL;
   if (adminUrl) process.env.TEST_DATABASE_URL = adminUrl;
   // An explicit database (bench/receipts-scale.ts measuring one it loaded before) is used as it is.

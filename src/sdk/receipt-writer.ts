@@ -1,4 +1,3 @@
-import { uuidv7 } from 'uuidv7';
 import { Prisma } from '../generated/prisma/client.js';
 import { isDatabaseUnavailable, serviceUnavailable } from '../db/unavailable.js';
 import { notifyMembers } from '../notifications/notify.js';
@@ -8,6 +7,7 @@ import { receiptLeafHash } from '../ledger/leaf.js';
 import { wakeWebhookWorker } from '../webhooks/worker.js';
 import { rollupBuckets, type Decision } from '../stats/rollup.js';
 import { isCheckViolation, makeReceiptPartitions } from '../receipts/partitions.js';
+import { bufferedUuidv7 } from '../receipts/ids.js';
 import { sdkCache } from './cache.js';
 import type { ReceiptAction } from './consent.js';
 
@@ -242,7 +242,7 @@ export function batchStatement(receipts: NewReceipt[], shard: number, parts: { l
     column('jurisdiction'),
     column('action'),
     column('gpp'),
-    receipts.map(() => uuidv7()),
+    receipts.map(() => bufferedUuidv7()),
     column('tcString'),
     column('addtlConsent'),
   ];
