@@ -9,6 +9,7 @@ import { sessionCredential } from '../src/auth/console-session.js';
 import type { Services } from '../src/services.js';
 import { AppError, type ValidationIssue } from '../src/errors.js';
 import { isStorableText, storableForm, unstorableText } from '../src/storable-text.js';
+import { safeParseOnce } from '../src/validation.js';
 import { authenticateSdk } from '../src/sdk/access.js';
 import { geoHeaders } from '../src/sdk/location.js';
 import { outageMonitor } from '../src/db/unavailable.js';
@@ -206,7 +207,7 @@ export class RestHandler {
 
 /** Where the body's JSON types differ from the route's documented request body (a missing field is not one). */
 function bodyTypeIssues(schema: z.ZodType, body: unknown): ValidationIssue[] {
-  const parsed = schema.safeParse(body);
+  const parsed = safeParseOnce(schema, body);
   if (parsed.success) return [];
   const valueAt = (path: readonly PropertyKey[]) => path.reduce<unknown>((value, key) => (value as Record<PropertyKey, unknown> | undefined)?.[key], body);
   return parsed.error.issues

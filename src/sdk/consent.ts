@@ -8,6 +8,7 @@ import { decisionOf } from '../stats/rollup.js';
 import { receiptId } from '../receipts/ids.js';
 import { receiptWriter } from './receipt-writer.js';
 import { checkTcfReceipt, tcfReceiptInput } from '../tcf/tc-string.js';
+import { safeParseOnce } from '../validation.js';
 
 export const MAX_CHOICES = 200;
 export const INSTALLATION_ID = /^[A-Za-z0-9_-]{8,64}$/;
@@ -76,7 +77,7 @@ export async function recordConsent(
   input: unknown,
 ): Promise<ConsentAck> {
   const { keyId, project } = await authenticateSdk(services, caller.token, caller.origin);
-  const parsed = consentBody.safeParse(input);
+  const parsed = safeParseOnce(consentBody, input); // the REST layer has parsed the same body with it
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw invalidBody(issue.path.length ? `${issue.path.join('.')}: ${issue.message}` : issue.message);
