@@ -1,8 +1,9 @@
 // What a scan's observations mean for the operator (extensions.md section 7, docs/scanner.md "Findings").
 import type { Catalogue, Category, Classification } from './catalogue.js';
 import type { ObservedCookie, ObservedRequest, ObservedStorage, ObservedWrite, VisitResult } from './visit.js';
+import type { PageForms, PageLinks } from './links.js';
 
-export const FINDING_TYPES = ['before_consent', 'after_reject', 'unclassified_request', 'unmapped', 'sdk_missing', 'banner_missing'] as const;
+export const FINDING_TYPES = ['before_consent', 'after_reject', 'unclassified_request', 'unmapped', 'sdk_missing', 'banner_missing', 'insecure_form'] as const;
 export type FindingType = (typeof FINDING_TYPES)[number];
 
 /** Categories that need consent: only these are violations before a decision or after Reject all. */
@@ -26,6 +27,9 @@ export interface ScannedPage {
   url: string;
   depth: number;
   visits: VisitResult[];
+  /** From the before visit (links.ts); absent in reports made before they were read, or when that visit failed early. */
+  links?: PageLinks;
+  forms?: PageForms;
 }
 
 export interface DraftPurpose {
@@ -107,6 +111,8 @@ export function findingsOf(pages: ScannedPage[], context: FindingContext): Findi
         add(pageFinding('sdk_missing', page.url, { sdkLoaded: page.visits.some((v) => v.sdk.loaded), keyPrefix: before.sdk.keyPrefix, note: before.sdk.loaded ? "The SDK loads with a key that is not one of this project's" : 'No request for the SDK config with a publishable key' }));
       }
       if (!before.bannerShown) add(pageFinding('banner_missing', page.url, { sdkLoaded: before.sdk.loaded, projectKey: before.sdk.projectKey }));
+      // What a visitor types into such a form travels in clear text (and can be changed on the way).
+      if (page.forms?.insecure.length) add(pageFinding('insecure_form', page.url, { visit: 'before', servedOverHttp: page.forms.servedOverHttp, forms: page.forms.insecure, formsCut: page.forms.cut }));
       for (const item of itemsOf(before, context.catalogue)) {
         if (NEEDS_CONSENT.includes(item.class.category)) add(itemFinding('before_consent', page.url, item, 'before'));
         // A host no catalogue knows may be an ad pixel or a font server: the operator judges, so it is listed apart.
