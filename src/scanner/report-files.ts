@@ -208,8 +208,12 @@ function linksSection(page: Page): string {
   if (links) {
     const social = links.thirdParty.filter((l) => l.social);
     const platforms = [...new Set(social.map((l) => l.social!))];
-    const cut = links.cut.anchors + links.cut.thirdParty + links.cut.keywords;
-    body += `<p>${count(links.firstParty, 'link')} to this site, ${count(links.thirdPartyCount, 'link')} to other sites${platforms.length ? `, to social platforms: ${platforms.map((p) => `<span class="tag">${esc(p)}</span>`).join(' ')}` : ''}.${cut ? ` <span class="muted">${count(cut, 'link')} not listed (caps).</span>` : ''}${(links.cut as { report?: boolean }).report ? ' <span class="muted">Lists left out to keep the report under its size cap.</span>' : ''}</p>`;
+    const cut = [
+      links.cut.anchors && `${count(links.cut.anchors, 'more link')} on the page not read`,
+      links.cut.thirdParty && `${count(links.cut.thirdParty, 'link')} to other sites not listed`,
+      links.cut.keywords && `${count(links.cut.keywords, 'policy link')} not listed`,
+    ].filter(Boolean);
+    body += `<p>${count(links.firstParty, 'link')} to this site, ${count(links.thirdPartyCount, 'link')} to other sites${platforms.length ? `, to social platforms: ${platforms.map((p) => `<span class="tag">${esc(p)}</span>`).join(' ')}` : ''}.${cut.length ? ` <span class="muted">Caps: ${cut.join(', ')}.</span>` : ''}${(links.cut as { report?: boolean }).report ? ' <span class="muted">Lists left out to keep the report under its size cap.</span>' : ''}</p>`;
     body += `<ul class="policies">${policyLines(links)}</ul>`;
   }
   if (forms) body += formLines(forms);
