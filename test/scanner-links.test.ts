@@ -5,6 +5,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadCatalogue } from '../src/scanner/catalogue.js';
+import { linkKindsOf, linksAndFormsOf, socialPlatformOf } from '../src/scanner/links.js';
+import { buildReport } from '../src/scanner/run.js';
 import { launchChromium, setupProject, startService, type SiteProject } from './e2e/harness.js';
 import { shortDwell } from './helpers/scan-sites.js';
 import type { TestServer } from './helpers/server.js';
@@ -181,5 +184,56 @@ describe('a scan reports each page’s links and forms', () => {
     } finally {
       await context.close();
     }
+  });
+});
+
+describe('link keywords and the report cap', () => {
+  it('names policy links in English, German, French, Spanish, Italian and Dutch, by text or by URL', () => {
+    const kinds = (text: string, url = 'https://shop.example/x') => linkKindsOf(text, new URL(url));
+    const cases: [string, string | undefined, string[]][] = [
+      ['Privacy Policy', undefined, ['privacy']],
+      ['Datenschutzerklärung', undefined, ['privacy']],
+      ['', 'https://shop.example/datenschutzerklaerung', ['privacy']],
+      ['Politique de confidentialité', undefined, ['privacy']],
+      ['Política de privacidad', undefined, ['privacy']],
+      ['Informativa sulla privacy', undefined, ['privacy']],
+      ['Privacyverklaring', undefined, ['privacy']],
+      ['Impressum', undefined, ['imprint']],
+      ['', 'https://shop.example/legal-notice', ['imprint']],
+      ['Mentions légales', undefined, ['imprint']],
+      ['Aviso legal', undefined, ['imprint']],
+      ['Note legali', undefined, ['imprint']],
+      ['Colofon', undefined, ['imprint']],
+      ['Cookie-Richtlinie', undefined, ['cookies']],
+      ['Privacy & Cookies', undefined, ['privacy', 'cookies']],
+      ['Video', 'https://www.youtube-nocookie.com/embed/x', []],
+      ['AGB', undefined, ['terms']],
+      ['Allgemeine Geschäftsbedingungen', undefined, ['terms']],
+      ['Conditions générales de vente', undefined, ['terms']],
+      ['Términos y condiciones', undefined, ['terms']],
+      ['Termini e condizioni', undefined, ['terms']],
+      ['Algemene voorwaarden', undefined, ['terms']],
+      ['Terms of Service', undefined, ['terms']],
+      ['Produkte', 'https://shop.example/produkte', []],
+      ['Termine', 'https://shop.example/termine', []],
+    ];
+    for (const [text, url, expected] of cases) expect([text, url, kinds(text, url)]).toEqual([text, url, expected]);
+    expect(['www.facebook.com', 'x.com', 'de.linkedin.com', 'www.pinterest.de', 'www.xing.com', 'wa.me', 't.me', 'shop.example'].map(socialPlatformOf)).toEqual([
+      'facebook', 'x', 'linkedin', 'pinterest', 'xing', 'whatsapp', 'telegram', null,
+    ]);
+  });
+
+  it('empties the link lists of pages from the last back before any visit, to keep the report under its cap', () => {
+    const raw = { links: Array.from({ length: 1000 }, (_, i) => [`https://site-${i}.example/${'p'.repeat(400)}`, 'x'.repeat(100)]), anchorsTotal: 1000, forms: [], formsTotal: 0 };
+    const visit = (kind: string) => ({ kind, url: 'https://shop.example/', finalUrl: 'https://shop.example/', status: 200, error: null, sdk: { loaded: false, keyPrefix: null, projectKey: false }, bannerShown: false, decided: false, decidedAtMs: null, consentRequestsAnswered: 0, loads: [], cookies: [], writes: [], storage: [], requests: [], refused: [], bytes: 0, truncated: false, cut: { storageKeys: 0, cookies: 0, requests: 0, links: 0 }, links: [] });
+    const pages = Array.from({ length: 5 }, (_, i) => ({ url: `https://shop.example/${i}`, depth: 0, visits: ['before', 'reject', 'accept'].map(visit), ...linksAndFormsOf(raw, 'shop.example', 'https://shop.example/') }));
+    const env = { catalogue: loadCatalogue('http://localhost'), versionNumber: null, visitTimeoutMs: 30_000, maxPageBytes: 1_000_000, maxReportBytes: 300_000, dwellMs: 3000, findings: { mappedCookies: [], purposes: [] } };
+    const job = { id: 'scan', projectId: 'project', trigger: 'manual', urls: ['https://shop.example/0'], followLinks: 4, startedAt: new Date() };
+    const report = buildReport(job, env, pages as any, { browserVersion: '1', finishedAt: new Date() });
+    expect(Buffer.byteLength(JSON.stringify(report))).toBeLessThanOrEqual(300_000);
+    expect(report.cut).toEqual({ visitsEmptied: 0, findingsDropped: 0, linksEmptied: 3 });
+    expect(report.pages.map((page) => page.links!.thirdParty.length)).toEqual([200, 200, 0, 0, 0]);
+    // The counts and the kinds found stay; the page says its lists were emptied for the report.
+    expect(report.pages[4]!.links).toMatchObject({ thirdPartyCount: 1000, cut: { thirdParty: 800, report: true } });
   });
 });
