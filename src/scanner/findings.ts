@@ -111,14 +111,15 @@ export function findingsOf(pages: ScannedPage[], context: FindingContext): Findi
         add(pageFinding('sdk_missing', page.url, { sdkLoaded: page.visits.some((v) => v.sdk.loaded), keyPrefix: before.sdk.keyPrefix, note: before.sdk.loaded ? "The SDK loads with a key that is not one of this project's" : 'No request for the SDK config with a publishable key' }));
       }
       if (!before.bannerShown) add(pageFinding('banner_missing', page.url, { sdkLoaded: before.sdk.loaded, projectKey: before.sdk.projectKey }));
-      // What a visitor types into such a form travels in clear text (and can be changed on the way).
-      if (page.forms?.insecure.length) add(pageFinding('insecure_form', page.url, { visit: 'before', servedOverHttp: page.forms.servedOverHttp, forms: page.forms.insecure, formsCut: page.forms.cut }));
       for (const item of itemsOf(before, context.catalogue)) {
         if (NEEDS_CONSENT.includes(item.class.category)) add(itemFinding('before_consent', page.url, item, 'before'));
         // A host no catalogue knows may be an ad pixel or a font server: the operator judges, so it is listed apart.
         else if (item.kind === 'request' && item.class.category === 'unknown') add(itemFinding('unclassified_request', page.url, item, 'before'));
       }
     }
+    // What a visitor types into such a form travels in clear text (and can be changed on the way). Read in the
+    // before visit, also when it failed later on.
+    if (page.forms?.insecure.length) add(pageFinding('insecure_form', page.url, { visit: 'before', servedOverHttp: page.forms.servedOverHttp, forms: page.forms.insecure, formsCut: page.forms.cut }));
     if (reject?.decided) {
       for (const item of itemsOf(reject, context.catalogue)) {
         if (NEEDS_CONSENT.includes(item.class.category)) add(itemFinding('after_reject', page.url, item, 'reject'));

@@ -132,8 +132,8 @@ export interface ReportCut {
 const bytesOf = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
 
 /**
- * Keeps the report under `maxBytes`: first the observation lists of visits, last page first (the findings keep
- * their evidence), then findings from the end. Each visit is already capped (VISIT_CAPS); this bounds the sum.
+ * Keeps the report under `maxBytes`: first the pages' link lists, then the observation lists of visits, last page
+ * first (the findings keep their evidence), then findings from the end. Each visit is already capped (VISIT_CAPS); this bounds the sum.
  */
 function fitToBytes(
   report: { pages: { links?: PageLinks & { cut: PageLinks['cut'] & { report?: boolean } }; visits: (Omit<VisitResult, 'links'> & { cut: VisitResult['cut'] & { report?: boolean } })[] }[]; findings: unknown[] },
