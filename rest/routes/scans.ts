@@ -8,6 +8,7 @@ import type { ScanReport } from '../../src/scanner/run.js';
 import { SCAN_LIMITS, SCAN_PAGE_MAX } from '../../src/scanner/service.js';
 import { FINDING_TYPES } from '../../src/scanner/findings.js';
 import { CATEGORIES } from '../../src/scanner/catalogue.js';
+import { LINK_KINDS } from '../../src/scanner/links.js';
 import { errorResponse } from '../errors.js';
 import { route, type RestResponse } from '../route.js';
 import { ErrorBody, pick, sessionErrors, timestamp, validationError } from '../schemas.js';
@@ -84,10 +85,55 @@ const InventoryItem = z
   })
   .meta({ id: 'ScanInventoryItem' });
 
+// A page's links and forms, read in its before visit (src/scanner/links.ts, docs/scanner.md "Links and forms").
+const PageLinks = z
+  .object({
+    firstParty: z.number().int().describe('distinct http(s) links (without fragment) to the page’s own site, among those read'),
+    thirdPartyCount: z.number().int().describe('distinct http(s) links to other sites, among those read'),
+    thirdParty: z
+      .array(z.object({ url: z.string().describe('without query and fragment'), host: z.string(), text: z.string(), social: z.string().optional().describe('the social platform, e.g. facebook, x, linkedin') }))
+      .describe('links to other sites, once per URL, capped (limits.visit.thirdPartyLinks)'),
+    keywords: z
+      .array(
+        z.object({
+          url: z.string(),
+          host: z.string(),
+          party: z.enum(['first', 'third']),
+          text: z.string(),
+          kinds: z.array(z.enum(LINK_KINDS)),
+        }),
+      )
+      .describe('links whose text or URL names a privacy policy, imprint, cookie policy or terms, capped (limits.visit.keywordLinks)'),
+    kindsFound: z.array(z.enum(LINK_KINDS)).describe('the kinds some link read names, also beyond the cap'),
+    cut: z.object({ anchors: z.number().int(), thirdParty: z.number().int(), keywords: z.number().int(), report: z.boolean().optional() }).describe('what was not kept; report: lists emptied to fit the report'),
+  })
+  .meta({ id: 'ScanPageLinks' });
+
+const PageForms = z
+  .object({
+    servedOverHttp: z.boolean().describe('the page (its final URL) was served over plain http'),
+    total: z.number().int(),
+    insecure: z
+      .array(z.object({ action: z.string().describe('resolved, without query'), method: z.string(), password: z.boolean(), email: z.boolean() }))
+      .describe('forms whose action (or the page, without one) is plain http, capped (limits.visit.insecureForms)'),
+    cut: z.number().int(),
+  })
+  .meta({ id: 'ScanPageForms' });
+
+const ScanPage = z
+  .looseObject({
+    url: z.string(),
+    depth: z.number().int(),
+    visits: z.array(z.record(z.string(), z.unknown())).describe('before, reject and accept (docs/scanner.md); a visit\'s `cut` counts what it did not keep'),
+    links: PageLinks.optional().describe('absent in reports made before links were read'),
+    forms: PageForms.optional().describe('absent in reports made before forms were read'),
+  })
+  .meta({ id: 'ScanPage' });
+
 const ScanDetail = z
   .object({
     ...ScanFields,
-    pages: z.array(z.record(z.string(), z.unknown())).describe('each page with its three visits (docs/scanner.md); [] until done'),
+    pages: z.array(ScanPage).describe('each page with its three visits (docs/scanner.md); [] until done'),
     findings: z.array(Finding),
     browser: z.object({ name: z.string(), version: z.string() }).nullable(),
   })
@@ -121,7 +167,7 @@ const ScanReportBody = z
       maxReportBytes: z.number().int().optional().describe('absent in reports made before the cap'),
       visit: z.record(z.string(), z.number().int()).optional().describe('what one visit keeps (docs/scanner.md "What a visit keeps")'),
     }),
-    pages: z.array(z.record(z.string(), z.unknown())).describe('each page with its three visits (docs/scanner.md); a visit\'s `cut` counts what it did not keep'),
+    pages: z.array(ScanPage).describe('each page with its three visits, its links and forms (docs/scanner.md)'),
     findings: z.array(Finding),
     inventory: z
       .array(InventoryItem)
@@ -129,7 +175,7 @@ const ScanReportBody = z
       .describe('every cookie, storage key and third-party host seen, once each and classified (reports before this field was added have none)'),
     summary: Summary,
     cut: z
-      .object({ visitsEmptied: z.number().int(), findingsDropped: z.number().int() })
+      .object({ visitsEmptied: z.number().int(), findingsDropped: z.number().int(), linksEmptied: z.number().int().optional().describe('pages whose link lists were emptied first') })
       .nullable()
       .optional()
       .describe('null: nothing cut; else what was left out to keep the report under SCANNER_MAX_REPORT_BYTES'),

@@ -28,7 +28,7 @@ const ScanSubject = builder.simpleObject('ScanSubject', {
 export const ScanFinding = builder.objectRef<Finding>('ScanFinding').implement({
   description: 'One finding with its evidence (docs/scanner.md, "Findings")',
   fields: (t) => ({
-    type: t.exposeString('type', { description: 'before_consent, after_reject, unclassified_request, unmapped, sdk_missing or banner_missing' }),
+    type: t.exposeString('type', { description: 'before_consent, after_reject, unclassified_request, unmapped, sdk_missing, banner_missing or insecure_form' }),
     pageUrl: t.exposeString('pageUrl'),
     subject: t.field({ type: ScanSubject, resolve: (finding) => finding.subject }),
     category: t.exposeString('category', { nullable: true, description: 'necessary, functional, analytics, marketing or unknown; null for page findings' }),
@@ -59,7 +59,7 @@ export const Scan = builder.objectRef<ScanRow>('Scan').implement({
     summary: t.field({ type: 'JSON', nullable: true, resolve: (scan) => summaryOfScan(scan) }),
     pages: t.field({
       type: 'JSON',
-      description: 'Each page with its three visits (cookies, storage keys, requests to other sites, refused requests); [] until done. Read one scan at a time',
+      description: 'Each page with its three visits (cookies, storage keys, requests to other sites, refused requests), its links and forms; [] until done. Read one scan at a time',
       resolve: async (scan, _args, ctx) => reportOf(await full(scan, ctx))?.pages ?? [],
     }),
     findings: t.field({

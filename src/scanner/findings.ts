@@ -1,8 +1,9 @@
 // What a scan's observations mean for the operator (extensions.md section 7, docs/scanner.md "Findings").
 import type { Catalogue, Category, Classification } from './catalogue.js';
 import type { ObservedCookie, ObservedRequest, ObservedStorage, ObservedWrite, VisitResult } from './visit.js';
+import type { PageForms, PageLinks } from './links.js';
 
-export const FINDING_TYPES = ['before_consent', 'after_reject', 'unclassified_request', 'unmapped', 'sdk_missing', 'banner_missing'] as const;
+export const FINDING_TYPES = ['before_consent', 'after_reject', 'unclassified_request', 'unmapped', 'sdk_missing', 'banner_missing', 'insecure_form'] as const;
 export type FindingType = (typeof FINDING_TYPES)[number];
 
 /** Categories that need consent: only these are violations before a decision or after Reject all. */
@@ -26,6 +27,9 @@ export interface ScannedPage {
   url: string;
   depth: number;
   visits: VisitResult[];
+  /** From the before visit (links.ts); absent in reports made before they were read, or when that visit failed early. */
+  links?: PageLinks;
+  forms?: PageForms;
 }
 
 export interface DraftPurpose {
@@ -113,6 +117,9 @@ export function findingsOf(pages: ScannedPage[], context: FindingContext): Findi
         else if (item.kind === 'request' && item.class.category === 'unknown') add(itemFinding('unclassified_request', page.url, item, 'before'));
       }
     }
+    // What a visitor types into such a form travels in clear text (and can be changed on the way). Read in the
+    // before visit, also when it failed later on.
+    if (page.forms?.insecure.length) add(pageFinding('insecure_form', page.url, { visit: 'before', servedOverHttp: page.forms.servedOverHttp, forms: page.forms.insecure, formsCut: page.forms.cut }));
     if (reject?.decided) {
       for (const item of itemsOf(reject, context.catalogue)) {
         if (NEEDS_CONSENT.includes(item.class.category)) add(itemFinding('after_reject', page.url, item, 'reject'));

@@ -8,6 +8,7 @@ import { packageHash } from '../evidence/package.js';
 import type { ScanReport } from './run.js';
 import { FINDING_TYPES, type Finding, type FindingType } from './findings.js';
 import { describeLifetime, type InventoryItem } from './inventory.js';
+import { hasPrivacyLink, LINK_KINDS, type LinkKind, type PageForms, type PageLinks } from './links.js';
 
 export interface ReportDocument {
   project: { id: string; organizationId: string; name: string; slug: string };
@@ -55,7 +56,41 @@ function observationRows(report: ScanReport): (string | number | boolean)[][] {
   return rows;
 }
 
-/** Four blocks separated by an empty line, each with its header row: field/value, findings, observations, inventory. */
+const LINK_KIND_NAMES: Record<LinkKind, string> = { privacy: 'privacy policy', imprint: 'imprint', cookies: 'cookie policy', terms: 'terms' };
+
+/** Per page: what its links and forms show (pages of reports made before links were read have no row). */
+function pageLinkRows(report: ScanReport): (string | number | boolean)[][] {
+  return report.pages
+    .filter((page) => page.links || page.forms)
+    .map((page) => {
+      const links = page.links;
+      const found = (kind: LinkKind) => (!links ? '' : links.kindsFound.includes(kind) ? 'found' : 'none found');
+      const linksCut = links ? links.cut.anchors + links.cut.thirdParty + links.cut.keywords : '';
+      return [page.url, page.forms?.servedOverHttp ?? '', links?.firstParty ?? '', links?.thirdPartyCount ?? '', links?.thirdParty.filter((l) => l.social).length ?? '', ...LINK_KINDS.map(found), page.forms?.insecure.length ?? '', linksCut, page.forms?.cut ?? ''];
+    });
+}
+
+/** Each third-party link and each first-party link that names a policy, once per page. */
+function linkRows(report: ScanReport): string[][] {
+  return report.pages.flatMap((page) => {
+    const links = page.links;
+    if (!links) return [];
+    const kindsOf = new Map(links.keywords.map((link) => [link.url, link.kinds.join(' ')]));
+    return [
+      ...links.thirdParty.map((l) => [page.url, l.url, l.host, 'third', l.social ?? '', kindsOf.get(l.url) ?? '', l.text]),
+      ...links.keywords.filter((l) => l.party === 'first').map((l) => [page.url, l.url, l.host, 'first', '', l.kinds.join(' '), l.text]),
+    ];
+  });
+}
+
+function formRows(report: ScanReport): (string | boolean)[][] {
+  return report.pages.flatMap((page) => (page.forms?.insecure ?? []).map((f) => [page.url, f.action, f.method, f.password, f.email, page.forms!.servedOverHttp]));
+}
+
+/**
+ * Blocks separated by an empty line, each with its header row: field/value, findings, observations, inventory;
+ * then (reports since links and forms are read) per page, links, and forms that send over plain http.
+ */
 export function renderReportCsv(document: ReportDocument): string {
   const options = { cast: CSV_CAST };
   const findings = document.report.findings.map((f) => [f.type, f.pageUrl, f.subject.kind, f.subject.name, f.category ?? '', f.vendor ?? '', f.suggestedPurposeKey ?? '', JSON.stringify(f.evidence)]);
@@ -70,6 +105,15 @@ export function renderReportCsv(document: ReportDocument): string {
       ],
       options,
     ),
+    stringify(
+      [
+        ['page.url', 'page.servedOverHttp', 'page.firstPartyLinks', 'page.thirdPartyLinks', 'page.socialLinks', ...LINK_KINDS.map((kind) => `page.${kind}Link`), 'page.insecureForms', 'page.linksCut', 'page.formsCut'],
+        ...pageLinkRows(document.report),
+      ],
+      options,
+    ),
+    stringify([['link.page', 'link.url', 'link.host', 'link.party', 'link.social', 'link.kinds', 'link.text'], ...linkRows(document.report)], options),
+    stringify([['form.page', 'form.action', 'form.method', 'form.password', 'form.email', 'form.pageServedOverHttp'], ...formRows(document.report)], options),
   ].join('\n');
 }
 
@@ -84,6 +128,7 @@ const FINDING_TEXT: Record<FindingType, { title: string; todo: string }> = {
   unmapped: { title: 'Cookie listed in no purpose', todo: 'Add it to the suggested purpose (console, Scans), then publish.' },
   sdk_missing: { title: 'Page without the SDK and this project’s key', todo: 'Add the SDK snippet with this project’s publishable key.' },
   banner_missing: { title: 'No banner before a decision', todo: 'Check the SDK loads and its config answers on this page.' },
+  insecure_form: { title: 'Form that sends over plain http', todo: 'Serve the page and the form’s action over https: what visitors type travels in clear text.' },
 };
 
 type Page = ScanReport['pages'][number];
@@ -129,6 +174,59 @@ function inventoryRows(items: InventoryItem[]): string {
     .join('');
 }
 
+/** Pages whose before visit read links and found none naming a privacy policy. */
+const withoutPrivacyLink = (report: ScanReport) => report.pages.filter((page) => page.links && !hasPrivacyLink(page.links));
+
+function policyLines(links: PageLinks): string {
+  return LINK_KINDS.map((kind) => {
+    const found = links.keywords.filter((link) => link.kinds.includes(kind));
+    const name = LINK_KIND_NAMES[kind];
+    if (!links.kindsFound.includes(kind)) return `<li class="${kind === 'privacy' ? 'bad' : 'muted'}">No ${esc(name)} link found</li>`;
+    if (!found.length) return `<li>${esc(name)}: found (its entry was beyond the list’s cap)</li>`;
+    return `<li>${esc(name[0]!.toUpperCase() + name.slice(1))}: ${found
+      .slice(0, 3)
+      .map((link) => `“${esc(link.text || '(no text)')}” <span class="url">${esc(link.url)}</span>${link.party === 'third' ? ' <span class="muted">(another site)</span>' : ''}`)
+      .join('; ')}${found.length > 3 ? ` and ${found.length - 3} more` : ''}</li>`;
+  }).join('');
+}
+
+function formLines(forms: PageForms): string {
+  const fields = (f: PageForms['insecure'][number]) => [f.password && 'a password field', f.email && 'an e-mail field'].filter(Boolean).join(' and ');
+  const lines = forms.insecure.map(
+    (f) => `<li><span class="bad">Form sends over plain http</span>: ${esc(f.method.toUpperCase())} <span class="url">${esc(f.action)}</span>${fields(f) ? `, with ${fields(f)}` : ''}</li>`,
+  );
+  if (forms.servedOverHttp) lines.unshift('<li class="warn">The page itself was served over plain http</li>');
+  if (forms.cut) lines.push(`<li class="muted">${count(forms.cut, 'more form')} not listed (cap)</li>`);
+  return lines.length ? `<ul class="forms">${lines.join('')}</ul>` : `<p class="muted">${forms.total ? `${count(forms.total, 'form')}, none sending over plain http.` : 'No form.'}</p>`;
+}
+
+/** A page's links and forms, from its before visit: policies first, then forms, then every third-party link (folded). */
+function linksSection(page: Page): string {
+  const { links, forms } = page;
+  if (!links && !forms) return '';
+  let body = '';
+  if (links) {
+    const social = links.thirdParty.filter((l) => l.social);
+    const platforms = [...new Set(social.map((l) => l.social!))];
+    const cut = [
+      links.cut.anchors && `${count(links.cut.anchors, 'more link')} on the page not read`,
+      links.cut.thirdParty && `${count(links.cut.thirdParty, 'link')} to other sites not listed`,
+      links.cut.keywords && `${count(links.cut.keywords, 'policy link')} not listed`,
+    ].filter(Boolean);
+    body += `<p>${count(links.firstParty, 'link')} to this site, ${count(links.thirdPartyCount, 'link')} to other sites${platforms.length ? `, to social platforms: ${platforms.map((p) => `<span class="tag">${esc(p)}</span>`).join(' ')}` : ''}.${cut.length ? ` <span class="muted">Caps: ${cut.join(', ')}.</span>` : ''}${(links.cut as { report?: boolean }).report ? ' <span class="muted">Lists left out to keep the report under its size cap.</span>' : ''}</p>`;
+    body += `<ul class="policies">${policyLines(links)}</ul>`;
+  }
+  if (forms) body += formLines(forms);
+  if (links?.thirdParty.length) {
+    const rows = [...links.thirdParty]
+      .sort((a, b) => Number(!a.social) - Number(!b.social))
+      .map((l) => `<tr><td><code>${esc(l.host)}</code>${l.social ? ` <span class="tag">${esc(l.social)}</span>` : ''}</td><td>${esc(l.text)}</td><td class="url">${esc(l.url)}</td></tr>`)
+      .join('');
+    body += `<details><summary>${count(links.thirdParty.length, 'link')} to other sites</summary><div class="scroll"><table class="links"><thead><tr><th>Host</th><th>Text</th><th>Link (without query)</th></tr></thead><tbody>${rows}</tbody></table></div></details>`;
+  }
+  return `<li class="pagelinks"><p class="url"><b>${esc(page.url)}</b></p>${body}</li>`;
+}
+
 /** Each thing a page showed, once, with the visits that saw it (the visits repeat most of what they see). */
 function dedupedObservations(report: ScanReport): string {
   const rows = new Map<string, { cells: unknown[]; visits: string[] }>();
@@ -172,6 +270,8 @@ export function renderReportHtml(document: ReportDocument): string {
     .filter(({ list }) => list.length)
     .map(({ type, list }) => `<section id="${type}"><h3>${esc(FINDING_TEXT[type].title)} (${list.length})</h3><p class="muted">${esc(type)}: ${esc(FINDING_TEXT[type].todo)}</p><ul class="findings">${list.map(findingCard).join('')}</ul></section>`)
     .join('');
+  const noPrivacy = withoutPrivacyLink(report);
+  const linksSections = report.pages.map(linksSection).join('');
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -192,10 +292,11 @@ export function renderReportHtml(document: ReportDocument): string {
   td, th { text-align: left; vertical-align: top; padding: 6px 8px; border-bottom: 1px solid #d8dde3; }
   th { background: #f4f6f8; font-weight: 600; } td.num { text-align: right; font-weight: 700; white-space: nowrap; }
   .scroll { overflow-x: auto; } .scroll table { min-width: 720px; } .scroll code { overflow-wrap: normal; white-space: nowrap; }
-  ul.findings, ul.pages { list-style: none; padding: 0; margin: 0; }
-  li.finding, li.pageline { border: 1px solid #d8dde3; border-radius: 6px; padding: 8px 12px; margin: 8px 0; }
+  ul.findings, ul.pages, ul.pagelinks { list-style: none; padding: 0; margin: 0; }
+  li.finding, li.pageline, li.pagelinks { border: 1px solid #d8dde3; border-radius: 6px; padding: 8px 12px; margin: 8px 0; }
   li.finding p { margin: 4px 0; } .subject { font-weight: 600; } .kind { color: #57606a; font-weight: 400; }
   ul.visits { margin: 4px 0 0; padding-left: 20px; font-size: .93em; }
+  li.pagelinks p { margin: 4px 0; } ul.policies, ul.forms { margin: 4px 0; padding-left: 20px; } .scroll table.links { min-width: 560px; }
   details summary { cursor: pointer; color: #1f4e79; } pre { white-space: pre-wrap; background: #f4f6f8; padding: 8px; font-size: .85em; margin: 4px 0; }
   .tag { display: inline-block; font-size: .8em; font-weight: 600; padding: 0 6px; border-radius: 9px; background: #eaeef2; color: #1b1f24; }
   .tag.analytics { background: #fff1c2; } .tag.marketing { background: #ffd8d3; } .tag.necessary { background: #d5f5dc; } .tag.functional { background: #dbeafe; }
@@ -210,6 +311,7 @@ export function renderReportHtml(document: ReportDocument): string {
 
   <h2>To do</h2>
   ${todo ? `<table><thead><tr><th>Finding</th><th>Count</th><th>What to do</th></tr></thead><tbody>${todo}</tbody></table>` : '<p class="ok">No findings: nothing to do.</p>'}
+  ${noPrivacy.length ? `<p class="bad">No privacy policy link found on ${count(noPrivacy.length, 'page')}: ${noPrivacy.map((page) => `<span class="url">${esc(page.url)}</span>`).join(', ')}</p>` : ''}
   <h3>Per page</h3>
   <ul>${perPage}</ul>
 
@@ -218,6 +320,10 @@ export function renderReportHtml(document: ReportDocument): string {
 
   <h2>Findings (${report.findings.length})</h2>
   ${sections || '<p class="muted">None.</p>'}
+
+  ${linksSections ? `<h2>Links and forms</h2>
+  <p class="muted">From each page’s first visit: links to other sites (social platforms named), links to the privacy policy, imprint, cookie policy and terms, and forms that send over plain http.</p>
+  <ul class="pagelinks">${linksSections}</ul>` : ''}
 
   <h2>Inventory: every cookie, storage key and third-party host (${inventory.length})</h2>
   <p class="muted">Seen in any visit, once each, classified by the catalogue (${esc(report.catalogue.source)}, ${esc(report.catalogue.date)})${report.trackerList ? ` and EasyPrivacy (${esc(report.trackerList.date)})` : ''}.</p>

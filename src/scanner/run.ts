@@ -9,6 +9,7 @@ import { findingsOf, summarize, type FindingContext, type ScannedPage } from './
 import { inventoryOf } from './inventory.js';
 import type { AddressPolicy } from './guard-proxy.js';
 import { VISIT_CAPS, VISIT_KINDS, visitPage, type VisitResult } from './visit.js';
+import { LINK_CAPS, type PageLinks } from './links.js';
 
 export interface ScanJob {
   id: string;
@@ -73,7 +74,9 @@ export async function scanPages(job: ScanJob, env: ScanEnvironment): Promise<Sca
       );
     }
     if (env.budget.passed) throw budgetSpent(env.budget, next.url);
-    pages.push({ url: next.url, depth: next.depth, visits: visits.map(({ links: _links, ...visit }) => ({ ...visit, links: [] })) });
+    // The before visit's links and forms belong to the page (one read, not one per visit).
+    const linksAndForms = visits[0]!.linksAndForms;
+    pages.push({ url: next.url, depth: next.depth, visits: visits.map(({ links: _links, linksAndForms: _read, ...visit }) => ({ ...visit, links: [] })), ...linksAndForms });
     // Breadth first: links of this page wait behind every page already queued.
     for (const link of visits[0]!.links) {
       const url = normalize(link);
@@ -105,7 +108,7 @@ export function buildReport(job: ScanJob, env: Pick<ScanEnvironment, 'catalogue'
     browser: { name: 'Chromium', version: meta.browserVersion },
     catalogue: env.catalogue.snapshot,
     trackerList: env.trackers?.snapshot ?? null,
-    limits: { pages: job.urls.length + job.followLinks, visitTimeoutMs: env.visitTimeoutMs, maxPageBytes: env.maxPageBytes, dwellMs: env.dwellMs, maxReportBytes: env.maxReportBytes, visit: VISIT_CAPS },
+    limits: { pages: job.urls.length + job.followLinks, visitTimeoutMs: env.visitTimeoutMs, maxPageBytes: env.maxPageBytes, dwellMs: env.dwellMs, maxReportBytes: env.maxReportBytes, visit: { ...VISIT_CAPS, ...LINK_CAPS } },
     pages: pages.map((page) => ({ ...page, visits: page.visits.map(({ links: _links, ...visit }) => visit) })),
     findings,
     inventory: inventoryOf(pages, { catalogue: env.catalogue, startedAt: job.startedAt }),
@@ -122,19 +125,33 @@ export interface ReportCut {
   visitsEmptied: number;
   /** Findings left off the end of the list (the summary still counts them). */
   findingsDropped: number;
+  /** Pages (from the last back) whose lists of third-party and keyword links were emptied first; their `links.cut.report` is true. */
+  linksEmptied: number;
 }
 
 const bytesOf = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
 
 /**
- * Keeps the report under `maxBytes`: first the observation lists of visits, last page first (the findings keep
- * their evidence), then findings from the end. Each visit is already capped (VISIT_CAPS); this bounds the sum.
+ * Keeps the report under `maxBytes`: first the pages' link lists, then the observation lists of visits, last page
+ * first (the findings keep their evidence), then findings from the end. Each visit is already capped (VISIT_CAPS); this bounds the sum.
  */
-function fitToBytes(report: { pages: { visits: (Omit<VisitResult, 'links'> & { cut: VisitResult['cut'] & { report?: boolean } })[] }[]; findings: unknown[] }, maxBytes: number): ReportCut | null {
+function fitToBytes(
+  report: { pages: { links?: PageLinks & { cut: PageLinks['cut'] & { report?: boolean } }; visits: (Omit<VisitResult, 'links'> & { cut: VisitResult['cut'] & { report?: boolean } })[] }[]; findings: unknown[] },
+  maxBytes: number,
+): ReportCut | null {
   const room = maxBytes - 1000; // the cut record and hashes
   let size = bytesOf(report);
   if (size <= room) return null;
-  const cut: ReportCut = { visitsEmptied: 0, findingsDropped: 0 };
+  const cut: ReportCut = { visitsEmptied: 0, findingsDropped: 0, linksEmptied: 0 };
+  // Links weigh less than what was set and sent: their lists go first (the counts and kinds found stay).
+  for (const page of [...report.pages].reverse()) {
+    if (size <= room) break;
+    if (!page.links || (!page.links.thirdParty.length && !page.links.keywords.length)) continue;
+    const before = bytesOf(page.links);
+    page.links = { ...page.links, thirdParty: [], keywords: [], cut: { ...page.links.cut, report: true } };
+    size -= before - bytesOf(page.links);
+    cut.linksEmptied++;
+  }
   for (const page of [...report.pages].reverse()) {
     for (const visit of [...page.visits].reverse()) {
       if (size <= room) break;

@@ -10,6 +10,7 @@ import type { TrackerList } from './trackers.js';
 import { installCookieHook } from './cookie-hook.js';
 import { CLOSE_GRACE_MS, closeContext, Deadline, DeadlinePassed, settleWithin } from './deadline.js';
 import { startGuardProxy, type AddressPolicy, type RefusedRequest } from './guard-proxy.js';
+import { linksAndFormsOf, readLinksAndForms, type PageLinksAndForms } from './links.js';
 
 export const VISIT_KINDS = ['before', 'reject', 'accept'] as const;
 export type VisitKind = (typeof VISIT_KINDS)[number];
@@ -119,6 +120,8 @@ export interface VisitResult {
   cut: { storageKeys: number; cookies: number; requests: number; links: number };
   /** Same-site links on the page (before visits only). */
   links: string[];
+  /** Before visits: the page's links to other sites and to its policies, and its forms over plain http (links.ts); moved to the page in the report. */
+  linksAndForms?: PageLinksAndForms;
 }
 
 export interface VisitOptions {
@@ -469,6 +472,7 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
       const sameSiteLinks = [...new Set(hrefs.map((href) => href.split('#')[0]!).filter((href) => sameSite(href, pageSite)))];
       result.links = sameSiteLinks.slice(0, VISIT_CAPS.links);
       result.cut.links = Math.max(0, (Number(anchors?.total) || 0) - hrefs.length) + (sameSiteLinks.length - result.links.length);
+      result.linksAndForms = linksAndFormsOf(await within(readLinksAndForms(page).catch(() => null)), pageSite, page.url());
       await dwell(idleAt);
     } else if (result.bannerShown) {
       afterDecision = true;

@@ -1977,18 +1977,77 @@ export interface components {
             reportHash: string | null;
             summary: components["schemas"]["ScanSummary"] | null;
             /** @description each page with its three visits (docs/scanner.md); [] until done */
-            pages: {
-                [key: string]: unknown;
-            }[];
+            pages: components["schemas"]["ScanPage"][];
             findings: components["schemas"]["ScanFinding"][];
             browser: {
                 name: string;
                 version: string;
             } | null;
         };
+        ScanPage: {
+            url: string;
+            depth: number;
+            /** @description before, reject and accept (docs/scanner.md); a visit's `cut` counts what it did not keep */
+            visits: {
+                [key: string]: unknown;
+            }[];
+            /** @description absent in reports made before links were read */
+            links?: components["schemas"]["ScanPageLinks"];
+            /** @description absent in reports made before forms were read */
+            forms?: components["schemas"]["ScanPageForms"];
+        } & {
+            [key: string]: unknown;
+        };
+        ScanPageLinks: {
+            /** @description distinct http(s) links (without fragment) to the page’s own site, among those read */
+            firstParty: number;
+            /** @description distinct http(s) links to other sites, among those read */
+            thirdPartyCount: number;
+            /** @description links to other sites, once per URL, capped (limits.visit.thirdPartyLinks) */
+            thirdParty: {
+                /** @description without query and fragment */
+                url: string;
+                host: string;
+                text: string;
+                /** @description the social platform, e.g. facebook, x, linkedin */
+                social?: string;
+            }[];
+            /** @description links whose text or URL names a privacy policy, imprint, cookie policy or terms, capped (limits.visit.keywordLinks) */
+            keywords: {
+                url: string;
+                host: string;
+                /** @enum {string} */
+                party: "first" | "third";
+                text: string;
+                kinds: ("privacy" | "imprint" | "cookies" | "terms")[];
+            }[];
+            /** @description the kinds some link read names, also beyond the cap */
+            kindsFound: ("privacy" | "imprint" | "cookies" | "terms")[];
+            /** @description what was not kept; report: lists emptied to fit the report */
+            cut: {
+                anchors: number;
+                thirdParty: number;
+                keywords: number;
+                report?: boolean;
+            };
+        };
+        ScanPageForms: {
+            /** @description the page (its final URL) was served over plain http */
+            servedOverHttp: boolean;
+            total: number;
+            /** @description forms whose action (or the page, without one) is plain http, capped (limits.visit.insecureForms) */
+            insecure: {
+                /** @description resolved, without query */
+                action: string;
+                method: string;
+                password: boolean;
+                email: boolean;
+            }[];
+            cut: number;
+        };
         ScanFinding: {
             /** @enum {string} */
-            type: "before_consent" | "after_reject" | "unclassified_request" | "unmapped" | "sdk_missing" | "banner_missing";
+            type: "before_consent" | "after_reject" | "unclassified_request" | "unmapped" | "sdk_missing" | "banner_missing" | "insecure_form";
             pageUrl: string;
             subject: {
                 /** @enum {string} */
@@ -2046,10 +2105,8 @@ export interface components {
                     [key: string]: number;
                 };
             };
-            /** @description each page with its three visits (docs/scanner.md); a visit's `cut` counts what it did not keep */
-            pages: {
-                [key: string]: unknown;
-            }[];
+            /** @description each page with its three visits, its links and forms (docs/scanner.md) */
+            pages: components["schemas"]["ScanPage"][];
             findings: components["schemas"]["ScanFinding"][];
             /** @description every cookie, storage key and third-party host seen, once each and classified (reports before this field was added have none) */
             inventory?: components["schemas"]["ScanInventoryItem"][];
@@ -2058,6 +2115,8 @@ export interface components {
             cut?: {
                 visitsEmptied: number;
                 findingsDropped: number;
+                /** @description pages whose link lists were emptied first */
+                linksEmptied?: number;
             } | null;
             hashes: {
                 /** @description SHA-256 of the canonical JSON of the report without hashes */

@@ -36,6 +36,7 @@ const FINDING_LABELS: Record<string, string> = {
   unmapped: 'Unmapped cookie',
   sdk_missing: 'SDK missing',
   banner_missing: 'Banner missing',
+  insecure_form: 'Form over plain http',
 };
 
 const lines = (text: string) => text.split(/\s+/).map((line) => line.trim()).filter(Boolean);
