@@ -299,7 +299,8 @@ function openTunnel(guard: GuardProxy, authority: string, open: { destroy(): unk
       if (answer.statusCode === 200) resolve(socket);
       else reject(new RefusedByGuard());
     });
-    connect.on('error', reject);
+    // The proxy closes the tunnel it could not open (the upstream refused, reset or never answered): no status.
+    connect.on('error', () => reject(new Error('could not connect (refused, or closed before the connection was made)')));
     connect.end();
   });
 }
