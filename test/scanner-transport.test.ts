@@ -11,6 +11,7 @@ import type { Browser } from 'playwright-core';
 import selfsigned from 'selfsigned';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Deadline } from '../src/scanner/deadline.js';
+import { renderReportCsv, renderReportHtml } from '../src/scanner/report-files.js';
 import { checkTransport } from '../src/scanner/transport.js';
 import { isAllowedAddress } from '../src/webhooks/address.js';
 import { launchChromium, setupProject, startService, type SiteProject } from './e2e/harness.js';
@@ -192,8 +193,7 @@ describe('a scan checks each origin: the redirect to https, the certificate and 
         expect(layout).toEqual({ overflow: 0, breakAll: 0 });
         if (SCREENSHOTS) {
           await view.screenshot({ path: `${SCREENSHOTS}/scan-transport-${width}.png`, fullPage: true });
-          await view.locator('#transport').scrollIntoViewIfNeeded();
-          await view.screenshot({ path: `${SCREENSHOTS}/scan-transport-${width}-section.png` });
+          await view.locator('#transport + p + ul').screenshot({ path: `${SCREENSHOTS}/scan-transport-${width}-section.png` });
         }
       }
     } finally {
@@ -208,6 +208,13 @@ describe('a scan checks each origin: the redirect to https, the certificate and 
     expect(rows).toHaveLength(4);
     expect(rows[1]).toContain(`301 https://secure.test:${ports.https}/ | 200`);
     expect(rows[1]).toContain('DEPTH_ZERO_SELF_SIGNED_CERT');
+
+    // A report stored before the check still renders: no section, four CSV blocks.
+    const { transport: _transport, ...old } = report;
+    const stored = { project: { id: project.projectId, organizationId: '', name: 'Shop', slug: 'shop' }, report: old, generatedAt: new Date() };
+    expect(renderReportHtml(stored)).not.toContain('HTTPS and TLS');
+    expect(renderReportHtml(stored)).toContain('<h2>Pages</h2>');
+    expect(renderReportCsv(stored).trim().split(/\n\n/)).toHaveLength(4);
   });
 });
 

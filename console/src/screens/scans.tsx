@@ -36,6 +36,8 @@ const FINDING_LABELS: Record<string, string> = {
   unmapped: 'Unmapped cookie',
   sdk_missing: 'SDK missing',
   banner_missing: 'Banner missing',
+  no_https_redirect: 'No redirect to https',
+  tls_invalid: 'Certificate not trusted',
 };
 
 const lines = (text: string) => text.split(/\s+/).map((line) => line.trim()).filter(Boolean);
