@@ -177,7 +177,7 @@ function transportCard({ origin, httpsRedirect: r, tls: t }: OriginTransport): s
       : []),
     ['HSTS', hsts],
   ];
-  return `<li class="pageline"><span class="url">${esc(origin)}</span> ${t.problems.length || (answered && !r.redirectsToHttps) ? '<span class="bad">to fix</span>' : '<span class="ok">nothing to do</span>'}
+  return `<li class="originline"><span class="url">${esc(origin)}</span> ${t.problems.length || (answered && !r.redirectsToHttps) ? '<span class="bad">to fix</span>' : '<span class="ok">nothing to do</span>'}
 <table class="facts">${rows.map(([name, value]) => `<tr><th scope="row">${name}</th><td>${value}</td></tr>`).join('')}</table></li>`;
 }
 
@@ -299,6 +299,7 @@ export function renderReportHtml(document: ReportDocument): string {
   li.finding, li.pageline { border: 1px solid #d8dde3; border-radius: 6px; padding: 8px 12px; margin: 8px 0; }
   li.finding p { margin: 4px 0; } .subject { font-weight: 600; } .kind { color: #57606a; font-weight: 400; }
   ul.visits { margin: 4px 0 0; padding-left: 20px; font-size: .93em; }
+  li.originline { border: 1px solid #d8dde3; border-radius: 6px; padding: 8px 12px; margin: 8px 0; }
   table.facts { margin-top: 6px; } table.facts th { width: 9em; background: none; font-weight: 600; } table.facts ul.visits { padding-left: 16px; }
   @media (max-width: 600px) { table.facts th, table.facts td { display: block; width: auto; border: 0; padding: 2px 0; } table.facts tr { display: block; border-bottom: 1px solid #d8dde3; padding: 4px 0; } }
   details summary { cursor: pointer; color: #1f4e79; } pre { white-space: pre-wrap; background: #f4f6f8; padding: 8px; font-size: .85em; margin: 4px 0; }
