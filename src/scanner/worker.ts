@@ -296,10 +296,11 @@ export class ScannerWorker implements Worker {
       });
       if (this.stopped) throw new LeaseLostError('stopping');
       // Each origin's HTTPS redirect and TLS (transport.ts), through the same address guard, within the budget left.
+      // A failure of the check itself (not of a site: those are in its answer) leaves the report without it.
       const transport = await checkTransport(
         pages.map((page) => page.url),
         { policy: env.policy, deadline: budget.within(TRANSPORT_LIMITS.totalMs, 'the transport check'), now: services.now },
-      );
+      ).catch((error: unknown) => void log.warn({ err: error }, 'scanner: the transport check failed'));
       const report = buildReport(scan, env, pages, { browserVersion: browser.version(), finishedAt: services.now(), transport });
       const done = await finishScan(services, scan, owner, report);
       log.info({ done, summary: report.summary }, done ? 'scan done' : 'scan finished after its lease was lost; report dropped');
