@@ -129,6 +129,54 @@ const ScanPage = z
     forms: PageForms.optional().describe('absent in reports made before forms were read'),
   })
   .meta({ id: 'ScanPage' });
+const TransportStep = z.object({
+  url: z.string(),
+  status: z.number().int().nullable().describe('null when no answer came (see error)'),
+  location: z.string().nullable().describe("a redirect's Location (cut to 2,000 characters)"),
+  error: z.string().nullable(),
+});
+
+// The transport check of each origin (src/scanner/transport.ts, docs/scanner.md "Transport: HTTPS redirect, TLS, HSTS").
+const OriginTransport = z
+  .object({
+    origin: z.string(),
+    pageUrl: z.string().describe('the first scanned page of this origin'),
+    httpsRedirect: z.object({
+      url: z.string().describe('http://<host>/ (the page\'s port when the page is http)'),
+      chain: z.array(TransportStep).describe('each answer from url on, at most limits.redirects + 1'),
+      redirectsToHttps: z.boolean(),
+      fallsBackToHttp: z.boolean().describe('an https step (or the https origin itself) redirects to plain http'),
+      error: z.string().nullable(),
+    }),
+    tls: z.object({
+      url: z.string().describe("the page's origin when https, else the first https step of the redirect, else https://<host>/"),
+      used: z.boolean().describe('the site uses https here (an https page, or a redirect to https)'),
+      protocol: z.string().nullable(),
+      cipher: z.object({ name: z.string(), standardName: z.string(), version: z.string() }).nullable(),
+      authorized: z.boolean().describe("the chain is trusted by Node's root store and names the host"),
+      authorizationError: z.string().nullable(),
+      certificate: z
+        .object({
+          subject: z.string(),
+          issuer: z.string(),
+          subjectAltNames: z.array(z.string()),
+          subjectAltNamesCut: z.number().int(),
+          hostMatches: z.boolean(),
+          selfSigned: z.boolean(),
+          validFrom: z.string().nullable(),
+          validTo: z.string().nullable(),
+          daysLeft: z.number().int().nullable(),
+          fingerprint256: z.string(),
+        })
+        .nullable(),
+      status: z.number().int().nullable(),
+      location: z.string().nullable(),
+      hsts: z.object({ header: z.string(), maxAge: z.number().int().nullable(), includeSubDomains: z.boolean(), preload: z.boolean() }).nullable(),
+      problems: z.array(z.enum(['no_tls', 'untrusted_chain', 'host_mismatch', 'expired', 'not_yet_valid'])).describe('each makes a tls_invalid finding'),
+      error: z.string().nullable(),
+    }),
+  })
+  .meta({ id: 'ScanOriginTransport' });
 
 const ScanDetail = z
   .object({
@@ -173,6 +221,14 @@ const ScanReportBody = z
       .array(InventoryItem)
       .optional()
       .describe('every cookie, storage key and third-party host seen, once each and classified (reports before this field was added have none)'),
+    transport: z
+      .object({
+        limits: z.record(z.string(), z.number().int()).describe('origins, redirects, stepTimeoutMs, totalMs, maxHeaderBytes, maxBytes'),
+        origins: z.array(OriginTransport),
+        originsNotChecked: z.number().int().describe('distinct origins among the pages beyond limits.origins'),
+      })
+      .optional()
+      .describe("each origin's HTTPS redirect, TLS and HSTS (docs/scanner.md \"Transport\"); absent in reports made before the check"),
     summary: Summary,
     cut: z
       .object({ visitsEmptied: z.number().int(), findingsDropped: z.number().int(), linksEmptied: z.number().int().optional().describe('pages whose link lists were emptied first') })

@@ -1,9 +1,10 @@
 // What a scan's observations mean for the operator (extensions.md section 7, docs/scanner.md "Findings").
 import type { Catalogue, Category, Classification } from './catalogue.js';
+import type { TransportReport } from './transport.js';
 import type { ObservedCookie, ObservedRequest, ObservedStorage, ObservedWrite, VisitResult } from './visit.js';
 import type { PageForms, PageLinks } from './links.js';
 
-export const FINDING_TYPES = ['before_consent', 'after_reject', 'unclassified_request', 'unmapped', 'sdk_missing', 'banner_missing', 'insecure_form'] as const;
+export const FINDING_TYPES = ['before_consent', 'after_reject', 'unclassified_request', 'unmapped', 'sdk_missing', 'banner_missing', 'insecure_form', 'no_https_redirect', 'tls_invalid'] as const;
 export type FindingType = (typeof FINDING_TYPES)[number];
 
 /** Categories that need consent: only these are violations before a decision or after Reject all. */
@@ -159,6 +160,29 @@ function itemFinding(type: FindingType, pageUrl: string, item: Item, visit: Visi
     // The item as the browser holds it (when it does) and, when it was seen written, that write.
     evidence: { visit, ...(item.seen ? { [item.kind]: item.seen } : {}), ...(item.write ? { write: item.write } : {}), matched: item.class.matched, source: item.class.source },
   };
+}
+
+/**
+ * The transport check's findings, per origin (transport.ts): `no_https_redirect` when `http://<host>/` answers
+ * without ending on https (also when an https step falls back to http), `tls_invalid` when the https origin's
+ * certificate is untrusted, for another host, expired or not yet valid, or the site uses https and no TLS
+ * connection was made. An origin that serves no plain http at all (nothing answers) needs no redirect.
+ */
+export function transportFindingsOf(transport: TransportReport | null | undefined): Finding[] {
+  const findings: Finding[] = [];
+  for (const origin of transport?.origins ?? []) {
+    const { httpsRedirect: redirect, tls } = origin;
+    if (typeof redirect.chain[0]?.status === 'number' && !redirect.redirectsToHttps) {
+      const finding = pageFinding('no_https_redirect', origin.pageUrl, { origin: origin.origin, url: redirect.url, chain: redirect.chain, fallsBackToHttp: redirect.fallsBackToHttp, error: redirect.error });
+      findings.push({ ...finding, subject: { kind: 'page', name: redirect.url } });
+    }
+    if (tls.problems.length) {
+      const { url, problems, protocol, authorizationError, certificate, error } = tls;
+      const finding = pageFinding('tls_invalid', origin.pageUrl, { origin: origin.origin, url, problems, protocol, authorizationError, certificate, error });
+      findings.push({ ...finding, subject: { kind: 'page', name: url } });
+    }
+  }
+  return findings;
 }
 
 export function summarize(pages: ScannedPage[], findings: Finding[]) {

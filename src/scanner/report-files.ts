@@ -9,6 +9,7 @@ import type { ScanReport } from './run.js';
 import { FINDING_TYPES, type Finding, type FindingType } from './findings.js';
 import { describeLifetime, type InventoryItem } from './inventory.js';
 import { hasPrivacyLink, LINK_KINDS, type LinkKind, type PageForms, type PageLinks } from './links.js';
+import type { OriginTransport, TransportReport } from './transport.js';
 
 export interface ReportDocument {
   project: { id: string; organizationId: string; name: string; slug: string };
@@ -87,9 +88,37 @@ function formRows(report: ScanReport): (string | boolean)[][] {
   return report.pages.flatMap((page) => (page.forms?.insecure ?? []).map((f) => [page.url, f.action, f.method, f.password, f.email, page.forms!.servedOverHttp]));
 }
 
+/** One row per checked origin: its HTTPS redirect, TLS, certificate and HSTS (transport.ts). */
+function transportRows(transport: TransportReport): (string | number | boolean)[][] {
+  return transport.origins.map(({ origin, httpsRedirect: r, tls: t }) => [
+    origin,
+    r.url,
+    r.chain.map((step) => `${step.status ?? step.error ?? 'no answer'}${step.location ? ` ${step.location}` : ''}`).join(' | '),
+    r.redirectsToHttps,
+    r.fallsBackToHttp,
+    r.error ?? '',
+    t.url,
+    t.protocol ?? '',
+    t.cipher?.standardName ?? '',
+    t.authorized,
+    t.authorizationError ?? '',
+    t.certificate?.subject ?? '',
+    t.certificate?.issuer ?? '',
+    t.certificate?.subjectAltNames.join(' ') ?? '',
+    t.certificate?.hostMatches ?? '',
+    t.certificate?.validFrom ?? '',
+    t.certificate?.validTo ?? '',
+    t.certificate?.daysLeft ?? '',
+    t.hsts?.header ?? '',
+    t.problems.join(' '),
+    t.error ?? '',
+  ]);
+}
+
 /**
  * Blocks separated by an empty line, each with its header row: field/value, findings, observations, inventory;
- * then (reports since links and forms are read) per page, links, and forms that send over plain http.
+ * then (reports since links and forms are read) per page, links, and forms that send over plain http; then, in
+ * reports with the transport check, one row per origin (HTTPS redirect, TLS, HSTS).
  */
 export function renderReportCsv(document: ReportDocument): string {
   const options = { cast: CSV_CAST };
@@ -114,6 +143,22 @@ export function renderReportCsv(document: ReportDocument): string {
     ),
     stringify([['link.page', 'link.url', 'link.host', 'link.party', 'link.social', 'link.kinds', 'link.text'], ...linkRows(document.report)], options),
     stringify([['form.page', 'form.action', 'form.method', 'form.password', 'form.email', 'form.pageServedOverHttp'], ...formRows(document.report)], options),
+    ...(document.report.transport
+      ? [
+          stringify(
+            [
+              [
+                'transport.origin', 'transport.httpUrl', 'transport.chain', 'transport.redirectsToHttps', 'transport.fallsBackToHttp', 'transport.redirectError',
+                'transport.httpsUrl', 'transport.protocol', 'transport.cipher', 'transport.authorized', 'transport.authorizationError',
+                'transport.certificate.subject', 'transport.certificate.issuer', 'transport.certificate.subjectAltNames', 'transport.certificate.hostMatches',
+                'transport.certificate.validFrom', 'transport.certificate.validTo', 'transport.certificate.daysLeft', 'transport.hsts', 'transport.problems', 'transport.tlsError',
+              ],
+              ...transportRows(document.report.transport),
+            ],
+            options,
+          ),
+        ]
+      : []),
   ].join('\n');
 }
 
@@ -129,7 +174,63 @@ const FINDING_TEXT: Record<FindingType, { title: string; todo: string }> = {
   sdk_missing: { title: 'Page without the SDK and this project’s key', todo: 'Add the SDK snippet with this project’s publishable key.' },
   banner_missing: { title: 'No banner before a decision', todo: 'Check the SDK loads and its config answers on this page.' },
   insecure_form: { title: 'Form that sends over plain http', todo: 'Serve the page and the form’s action over https: what visitors type travels in clear text.' },
+  no_https_redirect: { title: 'Plain http without a redirect to https', todo: 'Redirect http://<host>/ (and every http URL) to https, and never back to http.' },
+  tls_invalid: { title: 'Certificate or TLS a browser would not trust', todo: 'Serve a certificate from a trusted authority that names the host and has not expired.' },
 };
+
+// --- Transport: one card per origin (HTTPS redirect, TLS, HSTS); reports before the check have none ---
+
+const DAY_S = 86_400;
+
+function stepLine(step: OriginTransport['httpsRedirect']['chain'][number]): string {
+  const answer = step.status !== null ? `HTTP ${step.status}` : `<span class="bad">${esc(step.error ?? 'no answer')}</span>`;
+  const to = step.location ? ` → <span class="url">${esc(step.location)}</span>` : '';
+  return `<li><span class="url">${esc(step.url)}</span>: ${answer}${to}</li>`;
+}
+
+function transportCard({ origin, httpsRedirect: r, tls: t }: OriginTransport): string {
+  const answered = r.chain[0]?.status !== null && r.chain.length > 0;
+  const redirect = r.redirectsToHttps
+    ? '<span class="ok">redirects to https</span>'
+    : answered
+      ? '<span class="bad">no redirect to https</span>'
+      : '<span class="muted">no plain http answer</span>';
+  const fallback = r.fallsBackToHttp ? ' <span class="bad">an https step falls back to http</span>' : '';
+  const c = t.certificate;
+  const session = t.protocol
+    ? `${esc(t.protocol)}, <code>${esc(t.cipher?.standardName ?? '')}</code>`
+    : `<span class="${t.used ? 'bad' : 'muted'}">no TLS connection${t.error ? `: ${esc(t.error)}` : ''}</span>`;
+  const trust = !t.protocol ? '' : t.authorized ? '<span class="ok">trusted, names the host</span>' : `<span class="bad">not trusted</span> <code>${esc(t.authorizationError ?? '')}</code>`;
+  const days = c?.daysLeft ?? null;
+  const validity = c ? `${esc(c.validFrom ?? '?')} to ${esc(c.validTo ?? '?')} <span class="${days !== null && days < 0 ? 'bad' : days !== null && days < 14 ? 'warn' : 'muted'}">(${days === null ? 'unknown' : days < 0 ? `expired ${-days} days ago` : `${days} days left`})</span>` : '';
+  const hsts = !t.protocol
+    ? '<span class="muted">not checked</span>'
+    : t.hsts
+      ? `<code>${esc(t.hsts.header)}</code> <span class="muted">(${t.hsts.maxAge === null ? 'no valid max-age' : `${Math.floor(t.hsts.maxAge / DAY_S)} days`}${t.hsts.includeSubDomains ? ', subdomains' : ''}${t.hsts.preload ? ', preload' : ''})</span>`
+      : '<span class="warn">none</span>';
+  const rows: [string, string][] = [
+    ['HTTPS redirect', `${redirect}${fallback}${r.error ? ` <span class="muted">(${esc(r.error)})</span>` : ''}<ul class="visits">${r.chain.map(stepLine).join('')}</ul>`],
+    ['TLS', `<span class="url">${esc(t.url)}</span>: ${session}${t.protocol ? ` · ${trust}` : ''}`],
+    ...(c
+      ? ([
+          ['Certificate', `${esc(c.subject)}<br><span class="muted">issued by</span> ${esc(c.issuer)}${c.selfSigned ? ' <span class="bad">(self-signed)</span>' : ''}`],
+          ['Names', `${c.subjectAltNames.map((name) => `<code>${esc(name)}</code>`).join(' ') || '<span class="muted">none</span>'}${c.subjectAltNamesCut ? ` <span class="muted">and ${c.subjectAltNamesCut} more</span>` : ''}${c.hostMatches ? '' : ' <span class="bad">(not this host)</span>'}`],
+          ['Valid', validity],
+        ] as [string, string][])
+      : []),
+    ['HSTS', hsts],
+  ];
+  return `<li class="originline"><span class="url">${esc(origin)}</span> ${t.problems.length || (answered && !r.redirectsToHttps) ? '<span class="bad">to fix</span>' : '<span class="ok">nothing to do</span>'}
+<table class="facts">${rows.map(([name, value]) => `<tr><th scope="row">${name}</th><td>${value}</td></tr>`).join('')}</table></li>`;
+}
+
+function transportSection(transport: TransportReport | undefined): string {
+  if (!transport) return '';
+  const notChecked = transport.originsNotChecked ? `<p class="muted">${count(transport.originsNotChecked, 'more origin')} not checked (at most ${transport.limits.origins}).</p>` : '';
+  return `<h2 id="transport">HTTPS and TLS (${count(transport.origins.length, 'origin')})</h2>
+  <p class="muted">As the EDPS Website Evidence Collector checks it: does <code>http://</code> redirect to https, and what certificate and TLS does the https origin present (Node's TLS and root store; no cipher suite enumeration or vulnerability tests).</p>
+  <ul class="pages">${transport.origins.map(transportCard).join('')}</ul>${notChecked}`;
+}
 
 type Page = ScanReport['pages'][number];
 type Visit = Page['visits'][number];
@@ -297,6 +398,9 @@ export function renderReportHtml(document: ReportDocument): string {
   li.finding p { margin: 4px 0; } .subject { font-weight: 600; } .kind { color: #57606a; font-weight: 400; }
   ul.visits { margin: 4px 0 0; padding-left: 20px; font-size: .93em; }
   li.pagelinks p { margin: 4px 0; } ul.policies, ul.forms { margin: 4px 0; padding-left: 20px; } .scroll table.links { min-width: 560px; }
+  li.originline { border: 1px solid #d8dde3; border-radius: 6px; padding: 8px 12px; margin: 8px 0; }
+  table.facts { margin-top: 6px; } table.facts th { width: 9em; background: none; font-weight: 600; } table.facts ul.visits { padding-left: 16px; }
+  @media (max-width: 600px) { table.facts th, table.facts td { display: block; width: auto; border: 0; padding: 2px 0; } table.facts tr { display: block; border-bottom: 1px solid #d8dde3; padding: 4px 0; } }
   details summary { cursor: pointer; color: #1f4e79; } pre { white-space: pre-wrap; background: #f4f6f8; padding: 8px; font-size: .85em; margin: 4px 0; }
   .tag { display: inline-block; font-size: .8em; font-weight: 600; padding: 0 6px; border-radius: 9px; background: #eaeef2; color: #1b1f24; }
   .tag.analytics { background: #fff1c2; } .tag.marketing { background: #ffd8d3; } .tag.necessary { background: #d5f5dc; } .tag.functional { background: #dbeafe; }
@@ -314,6 +418,7 @@ export function renderReportHtml(document: ReportDocument): string {
   ${noPrivacy.length ? `<p class="bad">No privacy policy link found on ${count(noPrivacy.length, 'page')}: ${noPrivacy.map((page) => `<span class="url">${esc(page.url)}</span>`).join(', ')}</p>` : ''}
   <h3>Per page</h3>
   <ul>${perPage}</ul>
+  ${transportSection(report.transport)}
 
   <h2>Pages</h2>
   <ul class="pages">${report.pages.map((page) => pageLine(page, report.findings)).join('')}</ul>

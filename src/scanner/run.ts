@@ -5,8 +5,9 @@ import { packageHash } from '../evidence/package.js';
 import type { Catalogue } from './catalogue.js';
 import type { TrackerList } from './trackers.js';
 import type { Deadline } from './deadline.js';
-import { findingsOf, summarize, type FindingContext, type ScannedPage } from './findings.js';
+import { findingsOf, summarize, transportFindingsOf, type FindingContext, type ScannedPage } from './findings.js';
 import { inventoryOf } from './inventory.js';
+import type { TransportReport } from './transport.js';
 import type { AddressPolicy } from './guard-proxy.js';
 import { VISIT_CAPS, VISIT_KINDS, visitPage, type VisitResult } from './visit.js';
 import { LINK_CAPS, type PageLinks } from './links.js';
@@ -92,8 +93,8 @@ const budgetSpent = (budget: Deadline, url: string) =>
   new ScanBudgetSpent(`The scan spent its budget of ${Math.round(budget.ms / 1000)} s (SCANNER_SCAN_BUDGET_MS) while visiting ${url.slice(0, 300)}; it was not tried again`);
 
 /** The report as stored and downloaded; `hashes.reportHash` covers everything else in it (canonical JSON, like evidence). */
-export function buildReport(job: ScanJob, env: Pick<ScanEnvironment, 'catalogue' | 'versionNumber' | 'visitTimeoutMs' | 'maxPageBytes' | 'maxReportBytes' | 'dwellMs' | 'findings'> & Partial<Pick<ScanEnvironment, 'trackers'>>, pages: ScannedPage[], meta: { browserVersion: string; finishedAt: Date }) {
-  const findings = findingsOf(pages, { ...env.findings, catalogue: env.catalogue });
+export function buildReport(job: ScanJob, env: Pick<ScanEnvironment, 'catalogue' | 'versionNumber' | 'visitTimeoutMs' | 'maxPageBytes' | 'maxReportBytes' | 'dwellMs' | 'findings'> & Partial<Pick<ScanEnvironment, 'trackers'>>, pages: ScannedPage[], meta: { browserVersion: string; finishedAt: Date; transport?: TransportReport }) {
+  const findings = [...findingsOf(pages, { ...env.findings, catalogue: env.catalogue }), ...transportFindingsOf(meta.transport)];
   const report = {
     scan: {
       id: job.id,
@@ -112,6 +113,8 @@ export function buildReport(job: ScanJob, env: Pick<ScanEnvironment, 'catalogue'
     pages: pages.map((page) => ({ ...page, visits: page.visits.map(({ links: _links, ...visit }) => visit) })),
     findings,
     inventory: inventoryOf(pages, { catalogue: env.catalogue, startedAt: job.startedAt }),
+    /** Each origin's HTTPS redirect, TLS and HSTS (transport.ts); absent in reports made before the check. */
+    ...(meta.transport ? { transport: meta.transport } : {}),
     summary: summarize(pages, findings),
     /** What was left out to keep the report under maxReportBytes (null: nothing). */
     cut: null as ReportCut | null,

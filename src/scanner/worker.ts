@@ -25,6 +25,7 @@ import type { AddressPolicy } from './guard-proxy.js';
 import { claimScan, failAbandoned, failOrRetry, failScan, LEASE_MS, queueDueSchedules, releaseScan, renewLease, type ClaimedScan } from './queue.js';
 import { buildReport, LeaseLostError, ScanBudgetSpent, scanPages, type ScanEnvironment, type ScanReport } from './run.js';
 import { onScanQueued, scansInLastDay } from './service.js';
+import { checkTransport, TRANSPORT_LIMITS } from './transport.js';
 
 /** How often an idle worker looks for a queued scan (a scan started on this instance wakes it at once). */
 const POLL_MS = 2000;
@@ -294,7 +295,13 @@ export class ScannerWorker implements Worker {
         throw error instanceof ScanBudgetSpent ? error : new ScanBudgetSpent(`The scan spent its budget of ${Math.round(budget.ms / 1000)} s (SCANNER_SCAN_BUDGET_MS); it was not tried again`);
       });
       if (this.stopped) throw new LeaseLostError('stopping');
-      const report = buildReport(scan, env, pages, { browserVersion: browser.version(), finishedAt: services.now() });
+      // Each origin's HTTPS redirect and TLS (transport.ts), through the same address guard, within the budget left.
+      // A failure of the check itself (not of a site: those are in its answer) leaves the report without it.
+      const transport = await checkTransport(
+        pages.map((page) => page.url),
+        { policy: env.policy, deadline: budget.within(TRANSPORT_LIMITS.totalMs, 'the transport check'), now: services.now },
+      ).catch((error: unknown) => void log.warn({ err: error }, 'scanner: the transport check failed'));
+      const report = buildReport(scan, env, pages, { browserVersion: browser.version(), finishedAt: services.now(), transport });
       const done = await finishScan(services, scan, owner, report);
       log.info({ done, summary: report.summary }, done ? 'scan done' : 'scan finished after its lease was lost; report dropped');
     } catch (error) {

@@ -2047,7 +2047,7 @@ export interface components {
         };
         ScanFinding: {
             /** @enum {string} */
-            type: "before_consent" | "after_reject" | "unclassified_request" | "unmapped" | "sdk_missing" | "banner_missing" | "insecure_form";
+            type: "before_consent" | "after_reject" | "unclassified_request" | "unmapped" | "sdk_missing" | "banner_missing" | "insecure_form" | "no_https_redirect" | "tls_invalid";
             pageUrl: string;
             subject: {
                 /** @enum {string} */
@@ -2110,6 +2110,16 @@ export interface components {
             findings: components["schemas"]["ScanFinding"][];
             /** @description every cookie, storage key and third-party host seen, once each and classified (reports before this field was added have none) */
             inventory?: components["schemas"]["ScanInventoryItem"][];
+            /** @description each origin's HTTPS redirect, TLS and HSTS (docs/scanner.md "Transport"); absent in reports made before the check */
+            transport?: {
+                /** @description origins, redirects, stepTimeoutMs, totalMs, maxHeaderBytes, maxBytes */
+                limits: {
+                    [key: string]: number;
+                };
+                origins: components["schemas"]["ScanOriginTransport"][];
+                /** @description distinct origins among the pages beyond limits.origins */
+                originsNotChecked: number;
+            };
             summary: components["schemas"]["ScanSummary"];
             /** @description null: nothing cut; else what was left out to keep the report under SCANNER_MAX_REPORT_BYTES */
             cut?: {
@@ -2151,6 +2161,66 @@ export interface components {
             setBy: string[];
             visits: ("before" | "reject" | "accept")[];
             pages: string[];
+        };
+        ScanOriginTransport: {
+            origin: string;
+            /** @description the first scanned page of this origin */
+            pageUrl: string;
+            httpsRedirect: {
+                /** @description http://<host>/ (the page's port when the page is http) */
+                url: string;
+                /** @description each answer from url on, at most limits.redirects + 1 */
+                chain: {
+                    url: string;
+                    /** @description null when no answer came (see error) */
+                    status: number | null;
+                    /** @description a redirect's Location (cut to 2,000 characters) */
+                    location: string | null;
+                    error: string | null;
+                }[];
+                redirectsToHttps: boolean;
+                /** @description an https step (or the https origin itself) redirects to plain http */
+                fallsBackToHttp: boolean;
+                error: string | null;
+            };
+            tls: {
+                /** @description the page's origin when https, else the first https step of the redirect, else https://<host>/ */
+                url: string;
+                /** @description the site uses https here (an https page, or a redirect to https) */
+                used: boolean;
+                protocol: string | null;
+                cipher: {
+                    name: string;
+                    standardName: string;
+                    version: string;
+                } | null;
+                /** @description the chain is trusted by Node's root store and names the host */
+                authorized: boolean;
+                authorizationError: string | null;
+                certificate: {
+                    subject: string;
+                    issuer: string;
+                    subjectAltNames: string[];
+                    subjectAltNamesCut: number;
+                    hostMatches: boolean;
+                    selfSigned: boolean;
+                    validFrom: string | null;
+                    validTo: string | null;
+                    daysLeft: number | null;
+                    fingerprint256: string;
+                } | null;
+                status: number | null;
+                location: string | null;
+                hsts: {
+                    header: string;
+                    maxAge: number | null;
+                    includeSubDomains: boolean;
+                    preload: boolean;
+                } | null;
+                /** @description each makes a tls_invalid finding */
+                problems: ("no_tls" | "untrusted_chain" | "host_mismatch" | "expired" | "not_yet_valid")[];
+                error: string | null;
+            };
         };
     };
     responses: never;

@@ -37,6 +37,8 @@ const FINDING_LABELS: Record<string, string> = {
   sdk_missing: 'SDK missing',
   banner_missing: 'Banner missing',
   insecure_form: 'Form over plain http',
+  no_https_redirect: 'No redirect to https',
+  tls_invalid: 'Certificate not trusted',
 };
 
 const lines = (text: string) => text.split(/\s+/).map((line) => line.trim()).filter(Boolean);
