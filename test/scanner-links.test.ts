@@ -129,7 +129,8 @@ describe('a scan reports each page’s links and forms', () => {
   it('puts links and forms in the CSV, in blocks of their own after the inventory', async () => {
     const csv = (await server.request('GET', `${scansPath(project.projectId, `/${scan.id}`)}?format=csv`, { token: project.ownerToken })).text;
     const blocks = csv.split('\n\n');
-    expect(blocks).toHaveLength(7);
+    expect(blocks).toHaveLength(8); // the transport check's block comes last (docs/scanner.md "Transport")
+    expect(blocks[7]).toMatch(/^transport\.origin,/);
     expect(blocks[3]).toMatch(/^inventory\.kind,/);
     expect(blocks[4]).toMatch(/^page\.url,page\.servedOverHttp,page\.firstPartyLinks,page\.thirdPartyLinks,page\.socialLinks,page\.privacyLink,page\.imprintLink,page\.cookiesLink,page\.termsLink,page\.insecureForms,page\.linksCut,page\.formsCut\n/);
     expect(blocks[4]).toContain(`${origin}/shop,true,4,3,2,found,found,none found,found,2,0,0`);
