@@ -203,6 +203,29 @@ export async function getScan(db: Db, projectId: string, scanId: string): Promis
   return scan;
 }
 
+/** A stored screenshot or HAR file of a scan (artifacts.ts); `bytes` only when one is read by name. */
+export interface ScanArtifactRow {
+  scanId: string;
+  name: string;
+  contentType: string;
+  size: number;
+  sha256: string;
+  bytes?: Uint8Array;
+}
+
+export const SCAN_ARTIFACT_FIELDS = { scanId: true, name: true, contentType: true, size: true, sha256: true } as const;
+
+/** The artifacts of scans, by name (without their bytes): `Scan.artifacts` through a per-request loader. */
+export function readScanArtifacts(db: Db, scanIds: string[]): Promise<ScanArtifactRow[]> {
+  return db.scanArtifact.findMany({ where: { scanId: { in: scanIds } }, select: SCAN_ARTIFACT_FIELDS, orderBy: [{ scanId: 'asc' }, { createdAt: 'asc' }, { name: 'asc' }] });
+}
+
+/** One artifact with its bytes; null for a name the scan has not (names are `page-<n>-<visit>.jpg|har`). */
+export async function readScanArtifact(db: Db, scanId: string, name: string): Promise<ScanArtifactRow | null> {
+  if (!/^[a-z0-9][a-z0-9.-]{0,63}$/.test(name)) return null;
+  return db.scanArtifact.findUnique({ where: { scanId_name: { scanId, name } }, select: { ...SCAN_ARTIFACT_FIELDS, bytes: true } });
+}
+
 export interface ScheduleView {
   schedule: (typeof SCHEDULES)[number];
   urls: string[];
