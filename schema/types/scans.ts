@@ -7,7 +7,6 @@ import {
   getScan,
   getScanSchedule,
   listScans,
-  readScanArtifact,
   reportOf,
   setScanSchedule,
   startScan,
@@ -101,7 +100,7 @@ export const Scan = builder.objectRef<ScanRow>('Scan').implement({
       nullable: true,
       description: 'One screenshot or HAR file with its bytes (contentBase64); null for a name the scan has not',
       args: { name: t.arg.string({ required: true }) },
-      resolve: (scan, args, ctx) => readScanArtifact(ctx.prisma, scan.id, args.name),
+      resolve: (scan, args, ctx) => graphLoaders(ctx).scanArtifact.load({ scanId: scan.id, name: args.name }),
     }),
   }),
 });

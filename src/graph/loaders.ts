@@ -7,7 +7,7 @@ import type { Context } from '../context.js';
 import { apiKeySelect } from '../keys/service.js';
 import type { ReceiptWindow } from '../receipts/ids.js';
 import { receiptView, receiptViewSelect, type ReceiptView } from '../receipts/service.js';
-import { readScanArtifacts } from '../scanner/service.js';
+import { readScanArtifacts, readScanArtifactsByName, type ScanArtifactRow } from '../scanner/service.js';
 import { toConnection, type PageAfter, type PageArgs } from './connection.js';
 
 interface PageKey extends PageArgs {
@@ -114,6 +114,14 @@ function createLoaders(ctx: Context) {
       (ids) => readScanArtifacts(prisma, ids),
       (row) => row.scanId,
       (rows) => rows,
+    ),
+    // One of them with its bytes (`Scan.artifact(name)`), for any number of scans in one statement.
+    scanArtifact: new DataLoader<{ scanId: string; name: string }, ScanArtifactRow | null, string>(
+      async (keys) => {
+        const rows = await readScanArtifactsByName(prisma, keys);
+        return keys.map((key) => rows.find((row) => row.scanId === key.scanId && row.name === key.name) ?? null);
+      },
+      { cacheKeyFn: (key) => `${key.scanId} ${key.name}` },
     ),
     webhook: byParent(
       (ids) => prisma.webhook.findMany({ where: { projectId: { in: ids } } }),

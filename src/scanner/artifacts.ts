@@ -208,6 +208,8 @@ export class HarRecorder {
     entry.response.status = response.status();
     entry.response.statusText = response.statusText().slice(0, 200);
     entry.response.httpVersion = 'HTTP/1.1';
+    // Answers to requests already kept can still be big: past the cap their headers are left out (said so).
+    if (this.size >= this.maxBytes) return void (entry.response.content.comment = 'body and headers not recorded (the HAR reached its size cap)');
     entry.response.headers = headersOf(headers);
     this.size += sizeOf(entry.response.headers) + 2 * urlLength(headers.location);
     entry.response.content.mimeType = (headers['content-type'] ?? 'x-unknown').slice(0, 200);

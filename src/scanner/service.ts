@@ -220,10 +220,11 @@ export function readScanArtifacts(db: Db, scanIds: string[]): Promise<ScanArtifa
   return db.scanArtifact.findMany({ where: { scanId: { in: scanIds } }, select: SCAN_ARTIFACT_FIELDS, orderBy: [{ scanId: 'asc' }, { createdAt: 'asc' }, { name: 'asc' }] });
 }
 
-/** One artifact with its bytes; null for a name the scan has not (names are `page-<n>-<visit>.jpg|har`). */
-export async function readScanArtifact(db: Db, scanId: string, name: string): Promise<ScanArtifactRow | null> {
-  if (!/^[a-z0-9][a-z0-9.-]{0,63}$/.test(name)) return null;
-  return db.scanArtifact.findUnique({ where: { scanId_name: { scanId, name } }, select: { ...SCAN_ARTIFACT_FIELDS, bytes: true } });
+/** Artifacts with their bytes, by scan and name; a name no scan can have (`page-<n>-<visit>.jpg|har`) is not looked up. */
+export async function readScanArtifactsByName(db: Db, keys: readonly { scanId: string; name: string }[]): Promise<ScanArtifactRow[]> {
+  const wanted = keys.filter((key) => /^[a-z0-9][a-z0-9.-]{0,63}$/.test(key.name));
+  if (!wanted.length) return [];
+  return db.scanArtifact.findMany({ where: { OR: wanted.map(({ scanId, name }) => ({ scanId, name })) }, select: { ...SCAN_ARTIFACT_FIELDS, bytes: true } });
 }
 
 export interface ScheduleView {
