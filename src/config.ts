@@ -1,6 +1,6 @@
 import { createPrivateKey, createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { ARTIFACT_CAPS, type ArtifactCaps } from './scanner/artifacts.js';
+import { ARTIFACT_CAPS } from './scanner/artifacts.js';
 import { findChromium } from './scanner/chromium.js';
 import { z } from 'zod';
 import type { TrustProxy } from './http/client-address.js';
@@ -180,7 +180,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       scanBudgetMs: parsed.SCANNER_SCAN_BUDGET_MS,
       maxReportBytes: parsed.SCANNER_MAX_REPORT_BYTES,
       // Bytes per screenshot and per HAR file (constants), and per scan for all of them.
-      artifacts: { ...ARTIFACT_CAPS, scanBytes: parsed.SCANNER_MAX_ARTIFACT_BYTES } as ArtifactCaps,
+      artifacts: { ...ARTIFACT_CAPS, scanBytes: parsed.SCANNER_MAX_ARTIFACT_BYTES },
       // Found once at start-up; undefined: POST /scans answers 503 scanner_unavailable.
       chromiumPath: findChromium({ ...env, CHROMIUM_PATH: parsed.CHROMIUM_PATH }),
     },

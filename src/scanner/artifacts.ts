@@ -88,7 +88,7 @@ export class ArtifactCollector {
 
   constructor(readonly caps: ArtifactCaps) {}
 
-  /** A fresh hand-over for a visit of the scan's `pageNumber`-th page (from 1). */
+  /** A fresh hand-over for one visit (its HAR is capped at the HAR cap as it grows). */
   evidenceFor(): VisitEvidence {
     return { screenshot: null, screenshotNote: null, har: new HarRecorder(this.caps.harBytes) };
   }

@@ -110,7 +110,8 @@ export async function finishScan(services: Services, scan: ClaimedScan, owner: s
     await artifacts?.store(tx, scan.id, now);
     if (scan.trigger === 'schedule') notified = await announceNew(tx, scan, report, now);
     return true;
-  });
+    // Up to SCANNER_MAX_ARTIFACT_BYTES of files go in with the report: more than Prisma's default 5 s on a busy database.
+  }, { timeout: 60_000 });
   if (notified) wakeWebhookWorker();
   return done;
 }
