@@ -1,5 +1,6 @@
 import { createPrivateKey, createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { ARTIFACT_CAPS } from './scanner/artifacts.js';
 import { findChromium } from './scanner/chromium.js';
 import { z } from 'zod';
 import type { TrustProxy } from './http/client-address.js';
@@ -85,6 +86,8 @@ const envSchema = z.object({
   // browser); the biggest report a scan may store.
   SCANNER_SCAN_BUDGET_MS: z.coerce.number().int().min(1000).default(30 * 60_000),
   SCANNER_MAX_REPORT_BYTES: z.coerce.number().int().min(100_000).default(5 * 1024 * 1024),
+  // What a scan's screenshots and HAR files may take together (docs/scanner.md "Artifacts"); 0 keeps none.
+  SCANNER_MAX_ARTIFACT_BYTES: z.coerce.number().int().min(0).default(ARTIFACT_CAPS.scanBytes),
   CHROMIUM_PATH: z.string().optional(),
   // The receipts ledger (docs/ledger.md): the Ed25519 key that signs checkpoints (PKCS#8 PEM, inline or in a file;
   // required in production), older public keys still published after a rotation, and how often receipts are sealed.
@@ -176,6 +179,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       visitTimeoutMs: 30_000,
       scanBudgetMs: parsed.SCANNER_SCAN_BUDGET_MS,
       maxReportBytes: parsed.SCANNER_MAX_REPORT_BYTES,
+      // Bytes per screenshot and per HAR file (constants), and per scan for all of them.
+      artifacts: { ...ARTIFACT_CAPS, scanBytes: parsed.SCANNER_MAX_ARTIFACT_BYTES },
       // Found once at start-up; undefined: POST /scans answers 503 scanner_unavailable.
       chromiumPath: findChromium({ ...env, CHROMIUM_PATH: parsed.CHROMIUM_PATH }),
     },

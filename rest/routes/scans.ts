@@ -1,6 +1,6 @@
 // The site scanner's routes (extensions.md section 7, docs/scanner.md): Admin starts and schedules, Viewer reads.
 import { z } from 'zod';
-import type { AddCookiesToDraftMutation, ScanQuery, ScanScheduleQuery, ScansQuery, SetScanScheduleMutation, StartScanMutation } from '../generated/operations.js';
+import type { AddCookiesToDraftMutation, ScanArtifactQuery, ScanQuery, ScanScheduleQuery, ScansQuery, SetScanScheduleMutation, StartScanMutation } from '../generated/operations.js';
 import { EVIDENCE_HTML_CSP } from '../../src/evidence/html.js';
 import { htmlPageHeaders } from '../../src/http/html-headers.js';
 import { renderReportCsv, renderReportHtml } from '../../src/scanner/report-files.js';
@@ -11,7 +11,8 @@ import { CATEGORIES } from '../../src/scanner/catalogue.js';
 import { LINK_KINDS } from '../../src/scanner/links.js';
 import { errorResponse } from '../errors.js';
 import { route, type RestResponse } from '../route.js';
-import { ErrorBody, pick, sessionErrors, timestamp, validationError } from '../schemas.js';
+import { conditionalHeaders, ErrorBody, pick, sessionErrors, timestamp, validationError } from '../schemas.js';
+import { etagMatches } from './sdk.js';
 
 const BASE = '/api/platform/projects/:projectId/scans';
 const FORMATS = ['json', 'csv', 'html'] as const;
@@ -178,12 +179,25 @@ const OriginTransport = z
   })
   .meta({ id: 'ScanOriginTransport' });
 
+const ScanArtifact = z
+  .object({
+    name: z.string().describe('page-<n>-before.jpg (the page as the visitor first saw it) or page-<n>-<visit>.har'),
+    contentType: z.string().describe('image/jpeg or application/json (HAR 1.2, without bodies)'),
+    size: z.number().int().describe('bytes'),
+    sha256: z.string().describe('lowercase hex SHA-256 of the bytes, as the report lists it (artifacts.files)'),
+  })
+  .meta({ id: 'ScanArtifact' });
+
 const ScanDetail = z
   .object({
     ...ScanFields,
     pages: z.array(ScanPage).describe('each page with its three visits (docs/scanner.md); [] until done'),
     findings: z.array(Finding),
     browser: z.object({ name: z.string(), version: z.string() }).nullable(),
+    artifacts: z
+      .array(ScanArtifact)
+      .optional()
+      .describe('its screenshots and HAR files, served by GET /scans/:scanId/artifacts/:name (docs/scanner.md "Artifacts"); [] until done'),
   })
   .meta({ id: 'Scan' });
 
@@ -235,6 +249,15 @@ const ScanReportBody = z
       .nullable()
       .optional()
       .describe('null: nothing cut; else what was left out to keep the report under SCANNER_MAX_REPORT_BYTES'),
+    artifacts: z
+      .object({
+        limits: z.object({ screenshotBytes: z.number().int(), harBytes: z.number().int(), scanBytes: z.number().int() }),
+        files: z.array(ScanArtifact.extend({ pageUrl: z.string(), visit: z.enum(['before', 'reject', 'accept']) })),
+        skipped: z.array(z.object({ name: z.string(), pageUrl: z.string(), visit: z.enum(['before', 'reject', 'accept']), reason: z.string() })),
+      })
+      .nullable()
+      .optional()
+      .describe('the screenshots and HAR files kept, with their sha256 (the reportHash covers them), and those left out over a cap; absent in reports made before them'),
     hashes: z.object({ reportHash: z.string().describe('SHA-256 of the canonical JSON of the report without hashes') }),
   })
   .meta({ id: 'ScanReport' });
@@ -261,6 +284,9 @@ function scanBody(scan: ScanQuery['scan']) {
   const stored = report as ScanReport | null;
   return { ...fields, pages: stored?.pages ?? [], findings: stored?.findings ?? [], browser: stored?.browser ?? null };
 }
+
+/** A file name a browser keeps as it is: the scan's id and the artifact's name (`page-<n>-<visit>.jpg|har`). */
+const artifactFileName = (scanId: string, name: string) => `site-scan-${scanId}-${name}`.replace(/[^A-Za-z0-9._-]/g, '_');
 
 export const scansRoutes = [
   route<StartScanMutation>({
@@ -374,6 +400,42 @@ export const scansRoutes = [
         headers: { 'Content-Disposition': 'inline or attachment (download=1), with a filename; on the report' },
       },
       400: { description: 'Unknown format (validation_failed)', schema: ErrorBody },
+      ...sessionErrors,
+    },
+  }),
+  route<ScanArtifactQuery>({
+    method: 'GET',
+    path: `${BASE}/:scanId/artifacts/:name`,
+    summary:
+      'A screenshot (image/jpeg) or HAR file (application/json, no bodies) of the scan, as an attachment (Viewer or above). ' +
+      'ETag is its sha256, which the report lists (docs/scanner.md "Artifacts"); 404 for a name the scan has not',
+    auth: 'session',
+    operation: 'ScanArtifact',
+    requestHeaders: conditionalHeaders,
+    variables: ({ params }) => ({ projectId: params.projectId, scanId: params.scanId, name: params.name }),
+    respond: (data, req): RestResponse => {
+      const artifact = data.scan.artifact;
+      if (!artifact?.contentBase64) return errorResponse('not_found', 'The scan has no artifact of that name');
+      const headers = {
+        'Content-Type': artifact.contentType,
+        'Content-Disposition': `attachment; filename="${artifactFileName(data.scan.id, artifact.name)}"`,
+        ETag: `"${artifact.sha256}"`,
+        'Cache-Control': 'private, no-cache',
+        'X-Content-Type-Options': 'nosniff',
+      };
+      if (etagMatches(req.headers['if-none-match'], headers.ETag)) return { status: 304, headers };
+      return { status: 200, body: Buffer.from(artifact.contentBase64, 'base64'), headers };
+    },
+    responses: {
+      200: {
+        description: 'The file, as an attachment; ETag is its sha256 in quotes',
+        content: {
+          'image/jpeg': z.string().describe('page-<n>-before.jpg: the viewport of the before visit, banner included'),
+          'application/json': z.record(z.string(), z.unknown()).describe('page-<n>-<visit>.har: HAR 1.2 of the visit, without bodies'),
+        },
+        headers: { ETag: 'the sha256 of the bytes, quoted', 'Content-Disposition': 'attachment, with a filename' },
+      },
+      304: { description: 'If-None-Match matched the ETag' },
       ...sessionErrors,
     },
   }),

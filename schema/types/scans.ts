@@ -11,9 +11,11 @@ import {
   setScanSchedule,
   startScan,
   summaryOfScan,
+  type ScanArtifactRow,
   type ScanRow,
   type ScheduleView,
 } from '../../src/scanner/service.js';
+import { graphLoaders } from '../../src/graph/loaders.js';
 import { builder } from '../builder.js';
 import { Node } from './node.js';
 
@@ -36,6 +38,21 @@ export const ScanFinding = builder.objectRef<Finding>('ScanFinding').implement({
     description: t.exposeString('description', { nullable: true }),
     suggestedPurposeKey: t.exposeString('suggestedPurposeKey', { nullable: true, description: 'unmapped cookies: the draft purpose their category suggests' }),
     evidence: t.field({ type: 'JSON', description: 'The visit and what the browser reported (cookie, storage key or request)', resolve: (finding) => finding.evidence }),
+  }),
+});
+
+export const ScanArtifact = builder.objectRef<ScanArtifactRow>('ScanArtifact').implement({
+  description: 'A screenshot of a page as the visitor first saw it, or a HAR file of a visit (docs/scanner.md, "Artifacts")',
+  fields: (t) => ({
+    name: t.exposeString('name', { description: 'page-<n>-before.jpg (screenshot) or page-<n>-<visit>.har; n counts the scanned pages from 1' }),
+    contentType: t.exposeString('contentType', { description: 'image/jpeg or application/json (HAR 1.2, without bodies)' }),
+    size: t.exposeInt('size', { description: 'Bytes' }),
+    sha256: t.exposeString('sha256', { description: 'Lowercase hex SHA-256 of the bytes, as listed in the report (artifacts.files)' }),
+    contentBase64: t.string({
+      nullable: true,
+      description: 'The bytes, base64; only on `Scan.artifact(name)` (null in the `artifacts` list). REST serves them raw',
+      resolve: (artifact) => (artifact.bytes ? Buffer.from(artifact.bytes).toString('base64') : null),
+    }),
   }),
 });
 
@@ -72,6 +89,18 @@ export const Scan = builder.objectRef<ScanRow>('Scan').implement({
       nullable: true,
       description: 'The whole report as downloaded (with browser, catalogue and hashes); null until done',
       resolve: async (scan, _args, ctx) => reportOf(await full(scan, ctx)),
+    }),
+    artifacts: t.field({
+      type: [ScanArtifact],
+      description: 'Its screenshots and HAR files, without their bytes (read one with `artifact`); [] until done',
+      resolve: (scan, _args, ctx) => graphLoaders(ctx).scanArtifacts.load(scan.id),
+    }),
+    artifact: t.field({
+      type: ScanArtifact,
+      nullable: true,
+      description: 'One screenshot or HAR file with its bytes (contentBase64); null for a name the scan has not',
+      args: { name: t.arg.string({ required: true }) },
+      resolve: (scan, args, ctx) => graphLoaders(ctx).scanArtifact.load({ scanId: scan.id, name: args.name }),
     }),
   }),
 });

@@ -7,6 +7,7 @@ import type { Context } from '../context.js';
 import { apiKeySelect } from '../keys/service.js';
 import type { ReceiptWindow } from '../receipts/ids.js';
 import { receiptView, receiptViewSelect, type ReceiptView } from '../receipts/service.js';
+import { readScanArtifacts, readScanArtifactsByName, type ScanArtifactRow } from '../scanner/service.js';
 import { toConnection, type PageAfter, type PageArgs } from './connection.js';
 
 interface PageKey extends PageArgs {
@@ -108,6 +109,20 @@ function createLoaders(ctx: Context) {
       const byProject = await listPublishEvidenceOf(prisma, ids);
       return ids.map((id) => byProject.get(id)!);
     }),
+    // A scan's screenshots and HAR files, without their bytes, for any number of scans in one statement.
+    scanArtifacts: byParent(
+      (ids) => readScanArtifacts(prisma, ids),
+      (row) => row.scanId,
+      (rows) => rows,
+    ),
+    // One of them with its bytes (`Scan.artifact(name)`), for any number of scans in one statement.
+    scanArtifact: new DataLoader<{ scanId: string; name: string }, ScanArtifactRow | null, string>(
+      async (keys) => {
+        const rows = await readScanArtifactsByName(prisma, keys);
+        return keys.map((key) => rows.find((row) => row.scanId === key.scanId && row.name === key.name) ?? null);
+      },
+      { cacheKeyFn: (key) => `${key.scanId} ${key.name}` },
+    ),
     webhook: byParent(
       (ids) => prisma.webhook.findMany({ where: { projectId: { in: ids } } }),
       (row) => row.projectId,

@@ -245,11 +245,30 @@ function visitLine(visit: Visit): string {
   return `<li><b>${esc(visit.kind)}</b>: ${status}${redirect}${error}${truncated}</li>`;
 }
 
-function pageLine(page: Page, findings: Finding[]): string {
+function pageLine(page: Page, findings: Finding[], report: ScanReport): string {
   const mine = findings.filter((f) => f.pageUrl === page.url);
   const failed = page.visits.some((v) => v.error || (v.status !== null && v.status >= 400));
   const state = failed ? '<span class="bad">visit failed</span>' : mine.length ? `<span class="warn">${count(mine.length, 'finding')}</span>` : '<span class="ok">nothing to do</span>';
-  return `<li class="pageline"><span class="url">${esc(page.url)}</span> ${state}<ul class="visits">${page.visits.map(visitLine).join('')}</ul></li>`;
+  return `<li class="pageline"><span class="url">${esc(page.url)}</span> ${state}<ul class="visits">${page.visits.map(visitLine).join('')}</ul>${artifactLinks(page, report)}</li>`;
+}
+
+/**
+ * The page's screenshot and HAR files as links to the artifact route, relative to this report's own address
+ * (`…/scans/<id>?format=html` → `…/scans/<id>/artifacts/<name>`): a link, never an image, so the page still loads
+ * nothing (EVIDENCE_HTML_CSP). Files left out over a cap are named with the reason.
+ */
+function artifactLinks(page: Page, report: ScanReport): string {
+  const artifacts = report.artifacts;
+  if (!artifacts) return '';
+  const files = artifacts.files.filter((file) => file.pageUrl === page.url);
+  const skipped = artifacts.skipped.filter((file) => file.pageUrl === page.url);
+  if (!files.length && !skipped.length) return '';
+  const what = (name: string) => (name.endsWith('.jpg') ? 'screenshot' : 'HAR');
+  const links = files.map(
+    (file) => `<a href="${esc(report.scan.id)}/artifacts/${encodeURIComponent(file.name)}" download>${what(file.name)} (${esc(file.visit)})</a> <span class="muted">${esc(Math.ceil(file.size / 1024))} KB, sha256 <span class="url">${esc(file.sha256)}</span></span>`,
+  );
+  const notes = skipped.map((file) => `<span class="warn">${what(file.name)} (${esc(file.visit)}) not kept:</span> ${esc(file.reason)}`);
+  return `<ul class="artifacts">${[...links, ...notes].map((line) => `<li>${line}</li>`).join('')}</ul>`;
 }
 
 function findingCard(f: Finding): string {
@@ -396,7 +415,7 @@ export function renderReportHtml(document: ReportDocument): string {
   ul.findings, ul.pages, ul.pagelinks { list-style: none; padding: 0; margin: 0; }
   li.finding, li.pageline, li.pagelinks { border: 1px solid #d8dde3; border-radius: 6px; padding: 8px 12px; margin: 8px 0; }
   li.finding p { margin: 4px 0; } .subject { font-weight: 600; } .kind { color: #57606a; font-weight: 400; }
-  ul.visits { margin: 4px 0 0; padding-left: 20px; font-size: .93em; }
+  ul.visits, ul.artifacts { margin: 4px 0 0; padding-left: 20px; font-size: .93em; }
   li.pagelinks p { margin: 4px 0; } ul.policies, ul.forms { margin: 4px 0; padding-left: 20px; } .scroll table.links { min-width: 560px; }
   li.originline { border: 1px solid #d8dde3; border-radius: 6px; padding: 8px 12px; margin: 8px 0; }
   table.facts { margin-top: 6px; } table.facts th { width: 9em; background: none; font-weight: 600; } table.facts ul.visits { padding-left: 16px; }
@@ -421,7 +440,7 @@ export function renderReportHtml(document: ReportDocument): string {
   ${transportSection(report.transport)}
 
   <h2>Pages</h2>
-  <ul class="pages">${report.pages.map((page) => pageLine(page, report.findings)).join('')}</ul>
+  <ul class="pages">${report.pages.map((page) => pageLine(page, report.findings, report)).join('')}</ul>
 
   <h2>Findings (${report.findings.length})</h2>
   ${sections || '<p class="muted">None.</p>'}

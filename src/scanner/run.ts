@@ -2,6 +2,7 @@
 // each visited three times in fresh contexts; then the findings and the hashed report.
 import type { Browser } from 'playwright-core';
 import { packageHash } from '../evidence/package.js';
+import type { ArtifactCollector } from './artifacts.js';
 import type { Catalogue } from './catalogue.js';
 import type { TrackerList } from './trackers.js';
 import type { Deadline } from './deadline.js';
@@ -41,6 +42,8 @@ export interface ScanEnvironment {
   now(): Date;
   /** Called between visits: false when the scan's lease was lost (another instance took it), which stops the scan. */
   stillOurs(): Promise<boolean>;
+  /** Collects each page's screenshot and each visit's HAR within their caps (artifacts.ts); absent, none are made. */
+  artifacts?: ArtifactCollector;
 }
 
 export class LeaseLostError extends Error {}
@@ -60,6 +63,7 @@ export async function scanPages(job: ScanJob, env: ScanEnvironment): Promise<Sca
     for (const kind of VISIT_KINDS) {
       if (!(await env.stillOurs())) throw new LeaseLostError(`scan ${job.id}: lease lost`);
       if (env.budget.passed) throw budgetSpent(env.budget, next.url);
+      const evidence = env.artifacts?.evidenceFor();
       visits.push(
         await visitPage(env.browser, next.url, kind, {
           policy: env.policy,
@@ -71,8 +75,10 @@ export async function scanPages(job: ScanJob, env: ScanEnvironment): Promise<Sca
           nextUrl: visits[0]?.links.find((link) => normalize(link) !== next.url) ?? null,
           isProjectKey: env.isProjectKey,
           trackers: env.trackers,
+          evidence,
         }),
       );
+      if (evidence) env.artifacts!.add(pages.length + 1, next.url, kind, evidence, env.browser.version());
     }
     if (env.budget.passed) throw budgetSpent(env.budget, next.url);
     // The before visit's links and forms belong to the page (one read, not one per visit).
@@ -93,7 +99,7 @@ const budgetSpent = (budget: Deadline, url: string) =>
   new ScanBudgetSpent(`The scan spent its budget of ${Math.round(budget.ms / 1000)} s (SCANNER_SCAN_BUDGET_MS) while visiting ${url.slice(0, 300)}; it was not tried again`);
 
 /** The report as stored and downloaded; `hashes.reportHash` covers everything else in it (canonical JSON, like evidence). */
-export function buildReport(job: ScanJob, env: Pick<ScanEnvironment, 'catalogue' | 'versionNumber' | 'visitTimeoutMs' | 'maxPageBytes' | 'maxReportBytes' | 'dwellMs' | 'findings'> & Partial<Pick<ScanEnvironment, 'trackers'>>, pages: ScannedPage[], meta: { browserVersion: string; finishedAt: Date; transport?: TransportReport }) {
+export function buildReport(job: ScanJob, env: Pick<ScanEnvironment, 'catalogue' | 'versionNumber' | 'visitTimeoutMs' | 'maxPageBytes' | 'maxReportBytes' | 'dwellMs' | 'findings'> & Partial<Pick<ScanEnvironment, 'trackers' | 'artifacts'>>, pages: ScannedPage[], meta: { browserVersion: string; finishedAt: Date; transport?: TransportReport }) {
   const findings = [...findingsOf(pages, { ...env.findings, catalogue: env.catalogue }), ...transportFindingsOf(meta.transport)];
   const report = {
     scan: {
@@ -116,6 +122,8 @@ export function buildReport(job: ScanJob, env: Pick<ScanEnvironment, 'catalogue'
     /** Each origin's HTTPS redirect, TLS and HSTS (transport.ts); absent in reports made before the check. */
     ...(meta.transport ? { transport: meta.transport } : {}),
     summary: summarize(pages, findings),
+    /** Screenshots and HAR files with their sha256 (the hash covers them), and those left out over a cap; null: none made. */
+    artifacts: env.artifacts?.summary() ?? null,
     /** What was left out to keep the report under maxReportBytes (null: nothing). */
     cut: null as ReportCut | null,
   };

@@ -203,6 +203,30 @@ export async function getScan(db: Db, projectId: string, scanId: string): Promis
   return scan;
 }
 
+/** A stored screenshot or HAR file of a scan (artifacts.ts); `bytes` only when one is read by name. */
+export interface ScanArtifactRow {
+  scanId: string;
+  name: string;
+  contentType: string;
+  size: number;
+  sha256: string;
+  bytes?: Uint8Array;
+}
+
+export const SCAN_ARTIFACT_FIELDS = { scanId: true, name: true, contentType: true, size: true, sha256: true } as const;
+
+/** The artifacts of scans, by name (without their bytes): `Scan.artifacts` through a per-request loader. */
+export function readScanArtifacts(db: Db, scanIds: string[]): Promise<ScanArtifactRow[]> {
+  return db.scanArtifact.findMany({ where: { scanId: { in: scanIds } }, select: SCAN_ARTIFACT_FIELDS, orderBy: [{ scanId: 'asc' }, { createdAt: 'asc' }, { name: 'asc' }] });
+}
+
+/** Artifacts with their bytes, by scan and name; a name no scan can have (`page-<n>-<visit>.jpg|har`) is not looked up. */
+export async function readScanArtifactsByName(db: Db, keys: readonly { scanId: string; name: string }[]): Promise<ScanArtifactRow[]> {
+  const wanted = keys.filter((key) => /^[a-z0-9][a-z0-9.-]{0,63}$/.test(key.name));
+  if (!wanted.length) return [];
+  return db.scanArtifact.findMany({ where: { OR: wanted.map(({ scanId, name }) => ({ scanId, name })) }, select: { ...SCAN_ARTIFACT_FIELDS, bytes: true } });
+}
+
 export interface ScheduleView {
   schedule: (typeof SCHEDULES)[number];
   urls: string[];

@@ -7,6 +7,7 @@ import type { Browser, BrowserContext, Frame, Request, Response, Route } from 'p
 import { uuidv7 } from 'uuidv7';
 import { siteOf } from './catalogue.js';
 import type { TrackerList } from './trackers.js';
+import { screenshotOf, type VisitEvidence } from './artifacts.js';
 import { installCookieHook } from './cookie-hook.js';
 import { CLOSE_GRACE_MS, closeContext, Deadline, DeadlinePassed, settleWithin } from './deadline.js';
 import { startGuardProxy, type AddressPolicy, type RefusedRequest } from './guard-proxy.js';
@@ -138,6 +139,8 @@ export interface VisitOptions {
   isProjectKey(key: string): boolean;
   /** Names requests to other sites as tracking (EasyPrivacy); absent, none is named. */
   trackers?: TrackerList;
+  /** Where the visit's HAR and (before visits) screenshot go (artifacts.ts); absent, none are made. */
+  evidence?: VisitEvidence;
 }
 
 const SDK_CONFIG_PATH = /\/api\/sdk\/v[12]\/config$/;
@@ -271,6 +274,8 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
     await within(context.route((target) => SDK_CONSENT_PATH.test(target.pathname), (route) => answerConsentLocally(route, result)));
     // Cookie and storage writes, with who made them, through a binding the page cannot call (cookie-hook.ts).
     const writeHook = await within(installCookieHook(context));
+    // The visit's HAR, from the same network events (artifacts.ts): kept even when the page holds its renderer.
+    options.evidence?.har.listen(context);
     context.on('request', (request: Request) => {
       const requestUrl = request.url();
       let parsed: URL;
@@ -453,6 +458,8 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
         () => false,
       ),
     );
+    // What the visitor first sees, banner included: the viewport, never the full page (artifacts.ts).
+    if (kind === 'before' && options.evidence) await within(screenshotOf(page, options.evidence, left()));
     if (kind === 'before') {
       const anchors = await within(
         page.evaluate(

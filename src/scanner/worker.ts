@@ -15,6 +15,7 @@ import { isAllowedAddress } from '../webhooks/address.js';
 import { projectWebhookEvent } from '../webhooks/outbox.js';
 import { wakeWebhookWorker } from '../webhooks/worker.js';
 import type { Worker } from '../workers.js';
+import { ArtifactCollector } from './artifacts.js';
 import { launchScanningBrowser } from './browser.js';
 import { loadCatalogue } from './catalogue.js';
 import { loadTrackerList } from './trackers.js';
@@ -87,7 +88,7 @@ const NOTIFIED_TYPES = new Set(['before_consent', 'after_reject', 'unmapped']);
 type Tx = Prisma.TransactionClient;
 
 /** Stores the report while the lease is ours; a scheduled scan with new violations or unmapped cookies tells the project. */
-export async function finishScan(services: Services, scan: ClaimedScan, owner: string, report: ScanReport): Promise<boolean> {
+export async function finishScan(services: Services, scan: ClaimedScan, owner: string, report: ScanReport, artifacts?: ArtifactCollector): Promise<boolean> {
   const now = services.now();
   let notified = false;
   const done = await services.db.prisma.$transaction(async (tx) => {
@@ -106,9 +107,12 @@ export async function finishScan(services: Services, scan: ClaimedScan, owner: s
       },
     });
     if (!count) return false;
+    // The files the report lists by sha256, with it or not at all.
+    await artifacts?.store(tx, scan.id, now);
     if (scan.trigger === 'schedule') notified = await announceNew(tx, scan, report, now);
     return true;
-  });
+    // Up to SCANNER_MAX_ARTIFACT_BYTES of files go in with the report: more than Prisma's default 5 s on a busy database.
+  }, { timeout: 60_000 });
   if (notified) wakeWebhookWorker();
   return done;
 }
@@ -286,6 +290,7 @@ export class ScannerWorker implements Worker {
         budget,
         now: services.now,
         stillOurs: async () => !lost && !this.stopped,
+        artifacts: new ArtifactCollector(services.config.scanner.artifacts),
         ...project,
       };
       // Every visit keeps to the budget; should something still hang past it, the browser goes and the scan fails.
@@ -302,7 +307,7 @@ export class ScannerWorker implements Worker {
         { policy: env.policy, deadline: budget.within(TRANSPORT_LIMITS.totalMs, 'the transport check'), now: services.now },
       ).catch((error: unknown) => void log.warn({ err: error }, 'scanner: the transport check failed'));
       const report = buildReport(scan, env, pages, { browserVersion: browser.version(), finishedAt: services.now(), transport });
-      const done = await finishScan(services, scan, owner, report);
+      const done = await finishScan(services, scan, owner, report, env.artifacts);
       log.info({ done, summary: report.summary }, done ? 'scan done' : 'scan finished after its lease was lost; report dropped');
     } catch (error) {
       if (this.stopped) {

@@ -1134,6 +1134,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/platform/projects/{projectId}/scans/{scanId}/artifacts/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A screenshot (image/jpeg) or HAR file (application/json, no bodies) of the scan, as an attachment (Viewer or above). ETag is its sha256, which the report lists (docs/scanner.md "Artifacts"); 404 for a name the scan has not */
+        get: operations["ScanArtifact"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/platform/projects/{projectId}/consent/experience/cookies": {
         parameters: {
             query?: never;
@@ -1983,6 +2000,8 @@ export interface components {
                 name: string;
                 version: string;
             } | null;
+            /** @description its screenshots and HAR files, served by GET /scans/:scanId/artifacts/:name (docs/scanner.md "Artifacts"); [] until done */
+            artifacts?: components["schemas"]["ScanArtifact"][];
         };
         ScanPage: {
             url: string;
@@ -2062,6 +2081,16 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        ScanArtifact: {
+            /** @description page-<n>-before.jpg (the page as the visitor first saw it) or page-<n>-<visit>.har */
+            name: string;
+            /** @description image/jpeg or application/json (HAR 1.2, without bodies) */
+            contentType: string;
+            /** @description bytes */
+            size: number;
+            /** @description lowercase hex SHA-256 of the bytes, as the report lists it (artifacts.files) */
+            sha256: string;
+        };
         ScanReport: {
             scan: {
                 id: string;
@@ -2127,6 +2156,34 @@ export interface components {
                 findingsDropped: number;
                 /** @description pages whose link lists were emptied first */
                 linksEmptied?: number;
+            } | null;
+            /** @description the screenshots and HAR files kept, with their sha256 (the reportHash covers them), and those left out over a cap; absent in reports made before them */
+            artifacts?: {
+                limits: {
+                    screenshotBytes: number;
+                    harBytes: number;
+                    scanBytes: number;
+                };
+                files: {
+                    /** @description page-<n>-before.jpg (the page as the visitor first saw it) or page-<n>-<visit>.har */
+                    name: string;
+                    /** @description image/jpeg or application/json (HAR 1.2, without bodies) */
+                    contentType: string;
+                    /** @description bytes */
+                    size: number;
+                    /** @description lowercase hex SHA-256 of the bytes, as the report lists it (artifacts.files) */
+                    sha256: string;
+                    pageUrl: string;
+                    /** @enum {string} */
+                    visit: "before" | "reject" | "accept";
+                }[];
+                skipped: {
+                    name: string;
+                    pageUrl: string;
+                    /** @enum {string} */
+                    visit: "before" | "reject" | "accept";
+                    reason: string;
+                }[];
             } | null;
             hashes: {
                 /** @description SHA-256 of the canonical JSON of the report without hashes */
@@ -8811,6 +8868,94 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
+            };
+            /** @description Missing, invalid or expired session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Role insufficient */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not a member, or no such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected error (logged with the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or overloaded; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    ScanArtifact: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETag(s) of an earlier answer: 304 while one still matches */
+                "If-None-Match"?: string;
+            };
+            path: {
+                projectId: string;
+                scanId: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file, as an attachment; ETag is its sha256 in quotes */
+            200: {
+                headers: {
+                    /** @description the sha256 of the bytes, quoted */
+                    ETag?: string;
+                    /** @description attachment, with a filename */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/jpeg": string;
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description If-None-Match matched the ETag */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing, invalid or expired session */
             401: {
