@@ -600,6 +600,24 @@ describe('the guard proxy', () => {
     }
   });
 
+  // Fails before: the upstream socket Node's keep-alive agent hands back for each request was tracked again each
+  // time, a 'close' and an 'error' listener more per request (MaxListenersExceededWarning on a page of 2,500 requests).
+  it('tracks a reused upstream connection once, however many requests it carries', async () => {
+    const port = await serve('127.0.0.5', 'ok');
+    const proxy = await startGuardProxy({ allowAddress: () => true }, 1_000_000);
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      for (let i = 0; i < 30; i++) expect(await through(proxy.url, `http://127.0.0.5:${port}/${i}`)).toBe('ok');
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+      await proxy.close();
+    }
+  });
+
   it('cuts a visit that goes over its byte limit and refuses what follows', async () => {
     const port = await serve('127.0.0.4', 'x'.repeat(200_000));
     const proxy = await startGuardProxy({ allowAddress: () => true }, 50_000);

@@ -82,6 +82,8 @@ export async function startGuardProxy(policy: AddressPolicy, maxBytes: number): 
   }
 
   function track(socket: Duplex): void {
+    // Node's keep-alive agent hands the same upstream socket to request after request: listen to it once.
+    if (sockets.has(socket)) return;
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => socket.destroy());
