@@ -7,7 +7,7 @@
 // production and seals both sides' batches):
 //   service      POST /api/sdk/v1/consent through HTTP, 201 after the commit (only 201s count);
 //   pg grouped   plain `pg` at its best: the service's group commit without the service (rows that arrive
-//                while up to 4 statements are in flight share the next one, <= 256 rows, the writer's own prepared
+//                while MAX_FLUSHES (2) statements are in flight share the next one, <= 256 rows, the writer's own prepared
 //                statement writing the same rows: receipts, ledger batch, rollup, outbox; autocommit): this
 //                database's limit here for the same rows;
 //   pg per-row   (PER_ROW=1) plain `pg`, the same statement for each receipt alone.
@@ -18,7 +18,7 @@
 import { loadavg } from 'node:os';
 import pg from 'pg';
 import { receiptId } from '../src/receipts/ids.js';
-import { batchStatement, type NewReceipt } from '../src/sdk/receipt-writer.js';
+import { batchStatement, MAX_BATCH, MAX_FLUSHES, type NewReceipt } from '../src/sdk/receipt-writer.js';
 import { databaseCpuMeter } from './lib/cpu.js';
 import { loadFromChild, type LoadResult } from './lib/load.js';
 import { benchProject, consentLoad, machine, serviceModule } from './lib/setup.js';
@@ -31,8 +31,8 @@ const DURATION_MS = Number(process.env.DURATION_MS ?? 5000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const POOL_SIZE = Number(process.env.DATABASE_POOL_SIZE ?? 20);
 const PER_ROW = process.env.PER_ROW === '1';
-const MAX_BATCH = 256;
-const MAX_IN_FLIGHT = 4;
+// The writer's own group commit: as many statements in flight, as many rows in one.
+const MAX_IN_FLIGHT = MAX_FLUSHES;
 
 // The service as `npm start` runs it (dist/); BENCH_FROM_SOURCE=1 runs src/ through tsx.
 const built = process.env.BENCH_FROM_SOURCE !== '1';
@@ -103,7 +103,7 @@ class GroupCommit {
   }
   private async flush(batch: GroupCommit['queue']) {
     this.inFlight++;
-    // A rollup shard no running statement holds, from 4 up: the service's writer uses 0-3 for its own.
+    // A rollup shard no running statement holds, from MAX_IN_FLIGHT up: the service's writer uses those below.
     let shard = MAX_IN_FLIGHT;
     while (this.busyShards.has(shard)) shard++;
     this.busyShards.add(shard);
