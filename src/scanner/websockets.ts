@@ -17,7 +17,7 @@ import type { LoadPhase, ObservedRequest, VisitResult } from './visit.js';
  * the first `websocketPreviewFrames` frames each way with `websocketPreviewChars` characters of text (binary:
  * its byte length only), up to `websocketQueryKeys` query keys; past the previews a frame only adds to counters.
  */
-export const WEBSOCKET_CAPS = { websockets: 50, websocketPreviewFrames: 5, websocketPreviewChars: 200, websocketQueryKeys: 20, urlChars: 2000 };
+export const WEBSOCKET_CAPS = { websockets: 50, websocketPreviewFrames: 5, websocketPreviewChars: 200, websocketQueryKeys: 20, websocketUrlChars: 2000 };
 
 export interface FramePreview {
   /** Milliseconds after the visit started. */
@@ -73,7 +73,7 @@ const split = (raw: string) => {
   try {
     const parsed = new URL(raw);
     const keys = [...new Set(parsed.searchParams.keys())].slice(0, WEBSOCKET_CAPS.websocketQueryKeys).map((key) => key.slice(0, WEBSOCKET_CAPS.websocketPreviewChars));
-    return { url: `${parsed.protocol}//${parsed.host}${parsed.pathname}`.slice(0, WEBSOCKET_CAPS.urlChars), host: parsed.hostname, keys };
+    return { url: `${parsed.protocol}//${parsed.host}${parsed.pathname}`.slice(0, WEBSOCKET_CAPS.websocketUrlChars), host: parsed.hostname, keys };
   } catch {
     return null;
   }
@@ -93,7 +93,7 @@ export function watchWebSockets(page: Page, cdp: CDPSession, watch: WebSocketWat
     while (stack && !stack.callFrames.some((frame) => frame.url)) stack = stack.parent;
     const script = stack?.callFrames.find((frame) => frame.url)?.url ?? event.initiator?.url;
     if (!script || scripts.size >= WEBSOCKET_CAPS.websockets) return;
-    const initiator = split(script)?.url ?? script.slice(0, WEBSOCKET_CAPS.urlChars);
+    const initiator = split(script)?.url ?? script.slice(0, WEBSOCKET_CAPS.websocketUrlChars);
     scripts.set(event.url, initiator);
     for (const opened of waiting.get(event.url) ?? []) {
       opened.socket.initiator ??= initiator;
