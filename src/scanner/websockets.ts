@@ -4,8 +4,9 @@
 // A socket to another site is also a request (resourceType `websocket`): findings and the inventory judge it
 // through the same path as every other request (catalogue host, EasyPrivacy's `$websocket` rules).
 //
-// Playwright's `page.on('websocket')` reports the sockets of every frame, cross-site ones included (its own CDP
-// sessions per frame); the visit's CDP session adds which script opened a socket of the page's own frames.
+// Playwright's `page.on('websocket')` listens on the CDP session of each of the page's frames (cross-site ones too;
+// only the page's own sockets are tested); the visit's CDP session adds which script opened a socket of the page's
+// own frames.
 import type { CDPSession, Page, WebSocket } from 'playwright-core';
 import { esc } from '../evidence/html.js';
 import { siteOf } from './catalogue.js';
