@@ -125,7 +125,9 @@ const ScanPage = z
   .looseObject({
     url: z.string(),
     depth: z.number().int(),
-    visits: z.array(z.record(z.string(), z.unknown())).describe('before, reject and accept (docs/scanner.md); a visit\'s `cut` counts what it did not keep'),
+    visits: z.array(z.record(z.string(), z.unknown())).describe(
+      'before, reject and accept (docs/scanner.md); a visit\'s `cut` counts what it did not keep; its `websockets` (absent in reports made before) lists the WebSockets the page opened, with frame counts and previews (docs/scanner.md "WebSockets")',
+    ),
     links: PageLinks.optional().describe('absent in reports made before links were read'),
     forms: PageForms.optional().describe('absent in reports made before forms were read'),
   })

@@ -76,7 +76,7 @@ export const Scan = builder.objectRef<ScanRow>('Scan').implement({
     summary: t.field({ type: 'JSON', nullable: true, resolve: (scan) => summaryOfScan(scan) }),
     pages: t.field({
       type: 'JSON',
-      description: 'Each page with its three visits (cookies, storage keys, requests to other sites, refused requests), its links and forms; [] until done. Read one scan at a time',
+      description: 'Each page with its three visits (cookies, storage keys, requests to other sites, refused requests, WebSockets), its links and forms; [] until done. Read one scan at a time',
       resolve: async (scan, _args, ctx) => reportOf(await full(scan, ctx))?.pages ?? [],
     }),
     findings: t.field({

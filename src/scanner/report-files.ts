@@ -10,6 +10,7 @@ import { FINDING_TYPES, type Finding, type FindingType } from './findings.js';
 import { describeLifetime, type InventoryItem } from './inventory.js';
 import { hasPrivacyLink, LINK_KINDS, type LinkKind, type PageForms, type PageLinks } from './links.js';
 import type { OriginTransport, TransportReport } from './transport.js';
+import { webSocketRows, webSocketsHtml } from './websockets.js';
 
 export interface ReportDocument {
   project: { id: string; organizationId: string; name: string; slug: string };
@@ -52,6 +53,7 @@ function observationRows(report: ScanReport): (string | number | boolean)[][] {
       for (const s of visit.storage) rows.push([...base, `${s.area}Storage`, s.key, s.origin ?? '', s.party ?? 'first', '', '', '', '', '']);
       for (const r of visit.requests) rows.push([...base, `request:${r.resourceType}`, r.url, r.host, 'third', '', '', '', '', r.initiator ?? '']);
       for (const r of visit.refused) rows.push([...base, 'refused', r.target, r.host, '', '', '', '', '', r.reason]);
+      rows.push(...webSocketRows(page.url, visit));
     }
   }
   return rows;
@@ -249,7 +251,7 @@ function pageLine(page: Page, findings: Finding[], report: ScanReport): string {
   const mine = findings.filter((f) => f.pageUrl === page.url);
   const failed = page.visits.some((v) => v.error || (v.status !== null && v.status >= 400));
   const state = failed ? '<span class="bad">visit failed</span>' : mine.length ? `<span class="warn">${count(mine.length, 'finding')}</span>` : '<span class="ok">nothing to do</span>';
-  return `<li class="pageline"><span class="url">${esc(page.url)}</span> ${state}<ul class="visits">${page.visits.map(visitLine).join('')}</ul>${artifactLinks(page, report)}</li>`;
+  return `<li class="pageline"><span class="url">${esc(page.url)}</span> ${state}<ul class="visits">${page.visits.map(visitLine).join('')}</ul>${webSocketsHtml(page.visits)}${artifactLinks(page, report)}</li>`;
 }
 
 /**

@@ -12,6 +12,7 @@ import type { TransportReport } from './transport.js';
 import type { AddressPolicy } from './guard-proxy.js';
 import { VISIT_CAPS, VISIT_KINDS, visitPage, type VisitResult } from './visit.js';
 import { LINK_CAPS, type PageLinks } from './links.js';
+import { WEBSOCKET_CAPS } from './websockets.js';
 
 export interface ScanJob {
   id: string;
@@ -115,7 +116,7 @@ export function buildReport(job: ScanJob, env: Pick<ScanEnvironment, 'catalogue'
     browser: { name: 'Chromium', version: meta.browserVersion },
     catalogue: env.catalogue.snapshot,
     trackerList: env.trackers?.snapshot ?? null,
-    limits: { pages: job.urls.length + job.followLinks, visitTimeoutMs: env.visitTimeoutMs, maxPageBytes: env.maxPageBytes, dwellMs: env.dwellMs, maxReportBytes: env.maxReportBytes, visit: { ...VISIT_CAPS, ...LINK_CAPS } },
+    limits: { pages: job.urls.length + job.followLinks, visitTimeoutMs: env.visitTimeoutMs, maxPageBytes: env.maxPageBytes, dwellMs: env.dwellMs, maxReportBytes: env.maxReportBytes, visit: { ...VISIT_CAPS, ...LINK_CAPS, ...WEBSOCKET_CAPS } },
     pages: pages.map((page) => ({ ...page, visits: page.visits.map(({ links: _links, ...visit }) => visit) })),
     findings,
     inventory: inventoryOf(pages, { catalogue: env.catalogue, startedAt: job.startedAt }),
@@ -168,6 +169,7 @@ function fitToBytes(
       if (size <= room) break;
       const before = bytesOf(visit);
       Object.assign(visit, { cookies: [], storage: [], writes: [], requests: [], refused: [] });
+      if (visit.websockets) visit.websockets = { ...visit.websockets, sockets: [] };
       visit.cut = { ...visit.cut, report: true };
       size -= before - bytesOf(visit);
       cut.visitsEmptied++;

@@ -12,6 +12,7 @@ import { installCookieHook } from './cookie-hook.js';
 import { CLOSE_GRACE_MS, closeContext, Deadline, DeadlinePassed, settleWithin } from './deadline.js';
 import { startGuardProxy, type AddressPolicy, type RefusedRequest } from './guard-proxy.js';
 import { linksAndFormsOf, readLinksAndForms, type PageLinksAndForms } from './links.js';
+import { watchWebSockets, type VisitWebSockets } from './websockets.js';
 
 export const VISIT_KINDS = ['before', 'reject', 'accept'] as const;
 export type VisitKind = (typeof VISIT_KINDS)[number];
@@ -123,6 +124,8 @@ export interface VisitResult {
   links: string[];
   /** Before visits: the page's links to other sites and to its policies, and its forms over plain http (links.ts); moved to the page in the report. */
   linksAndForms?: PageLinksAndForms;
+  /** The WebSockets the page opened, with their frames counted and previewed (websockets.ts); absent in reports made before. */
+  websockets?: VisitWebSockets;
 }
 
 export interface VisitOptions {
@@ -335,6 +338,14 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
     });
     const page = await within(context.newPage());
     const cdp = await within(context.newCDPSession(page));
+    // WebSockets: recorded with their frames; one to another site is also a request (websockets.ts).
+    result.websockets = watchWebSockets(page, cdp, {
+      pageUrl: url,
+      pageSite,
+      trackers: options.trackers,
+      now: () => ({ load: phase, atMs: Date.now() - visitStarted, afterDecision }),
+      request: (entry) => (result.requests.length >= VISIT_CAPS.requests ? void result.cut.requests++ : void result.requests.push(entry)),
+    });
     await within(
       writeHook.listen(cdp, (write) => {
         const documentUrl = withoutQuery(write.documentUrl || page.url());

@@ -2006,7 +2006,7 @@ export interface components {
         ScanPage: {
             url: string;
             depth: number;
-            /** @description before, reject and accept (docs/scanner.md); a visit's `cut` counts what it did not keep */
+            /** @description before, reject and accept (docs/scanner.md); a visit's `cut` counts what it did not keep; its `websockets` (absent in reports made before) lists the WebSockets the page opened, with frame counts and previews (docs/scanner.md "WebSockets") */
             visits: {
                 [key: string]: unknown;
             }[];
