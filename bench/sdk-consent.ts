@@ -7,7 +7,7 @@
 // production and seals both sides' batches):
 //   service      POST /api/sdk/v1/consent through HTTP, 201 after the commit (only 201s count);
 //   pg grouped   plain `pg` at its best: the service's group commit without the service (rows that arrive
-//                while MAX_FLUSHES (2) statements are in flight share the next one, <= 256 rows, the writer's own prepared
+//                while MAX_FLUSHES (1) statement is in flight share the next one, <= 256 rows, the writer's own prepared
 //                statement writing the same rows: receipts, ledger batch, rollup, outbox; autocommit): this
 //                database's limit here for the same rows;
 //   pg per-row   (PER_ROW=1) plain `pg`, the same statement for each receipt alone.

@@ -48,14 +48,15 @@ interface Pending {
 
 export const MAX_BATCH = 256;
 /**
- * Batches in flight at once. Two, not four: under load a receipt that arrives while a slot is free is written at once,
- * so four slots kept batches small (about 5 receipts at 32 connections) and the database paid a statement per few
- * receipts. With two, batches are about twice as large: in one quiet run (bench/README.md, issue 41) the database's
- * CPU per receipt fell from 108-157 to 76-84 µs at 32 connections, the service's from 97-132 to 83-96, and receipts
- * per second rose by a quarter, p99 unchanged. Two batches of up to 256 still allow far more receipts a second than
- * the rest of the path, and an idle writer still writes a lone receipt at once.
+ * Batches in flight at once: one, as a WAL writer does; the next batch gathers while it runs. Under HTTP load
+ * receipts arrive one at a time, so every free slot wrote the first arrival at once: four slots kept batches at
+ * about 5 receipts at 32 connections, and the database paid a statement per few. In quiet runs (bench/README.md,
+ * issue 41) four → two → one took the database's CPU per receipt at 32 connections from 108-157 to 76-84 to
+ * 60-75 µs, the service's from 97-132 to 83-96 to 79-107; its receipts per second rose by a quarter, then held
+ * or rose by up to 15 %; p99 the same. One statement of up to 256 receipts at a time still allows more receipts a second
+ * than the rest of the path (the service's CPU is the limit), and an idle writer writes a lone receipt at once.
  */
-export const MAX_FLUSHES = 2;
+export const MAX_FLUSHES = 1;
 
 /**
  * Group commit for consent receipts. Each receipt waits for the transaction
