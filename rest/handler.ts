@@ -2,10 +2,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GraphQLSchema } from 'graphql';
 import type { z } from 'zod';
 import { withAuditScope } from '../src/audit/record.js';
-import { contextWithoutViewer, createContext } from '../src/context.js';
+import { contextWithViewer, createContext } from '../src/context.js';
 import { BodyTooLarge, isJsonContentType, OPERATOR_BODY_LIMIT, readBody } from '../src/http/body.js';
 import { bearerToken, headerValue } from '../src/http/headers.js';
 import { sessionCredential } from '../src/auth/console-session.js';
+import { mayNameOperator } from '../src/auth/sessions.js';
 import type { Services } from '../src/services.js';
 import { AppError, type ValidationIssue } from '../src/errors.js';
 import { isStorableText, storableForm, unstorableText } from '../src/storable-text.js';
@@ -63,7 +64,7 @@ export class RestHandler {
     };
     // An SDK call presents a publishable key, which never names an operator: its context is made at once.
     const credential = session ?? bearer;
-    const context = credential && !credential.startsWith('pk_') ? await createContext(this.services, requestInfo) : contextWithoutViewer(this.services, requestInfo);
+    const context = credential && mayNameOperator(credential) ? await createContext(this.services, requestInfo) : contextWithViewer(this.services, requestInfo, null);
     // Authentication comes before anything about the body (decisions.md: order of checks).
     if (route.auth === 'session' && !context.viewer) return errorResponse('unauthorized', 'Authentication required');
     // Text the database cannot hold (src/storable-text.ts) names nothing that exists: a path parameter is 404.

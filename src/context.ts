@@ -31,13 +31,15 @@ export interface Context extends RequestInfo {
 
 export async function createContext(services: Services, request: RequestInfo): Promise<Context> {
   const session = request.session ?? request.bearer;
-  const viewer = session ? await findSessionUser(services, session) : null;
-  return { ...request, session, services, prisma: services.db.prisma, viewer, access: new Access(services, viewer) };
+  return contextWithViewer(services, request, session ? await findSessionUser(services, session) : null);
 }
 
-/** createContext's answer for a request whose credential cannot name an operator (none, or a publishable key). */
-export function contextWithoutViewer(services: Services, request: RequestInfo): Context {
-  return { ...request, session: request.session ?? request.bearer, services, prisma: services.db.prisma, viewer: null, access: new Access(services, null) };
+/**
+ * createContext's answer once the viewer is known: null at once for a request whose credential cannot name an
+ * operator (none, or a publishable key: every SDK call), so its context needs no promise.
+ */
+export function contextWithViewer(services: Services, request: RequestInfo, viewer: SessionUser | null): Context {
+  return { ...request, session: request.session ?? request.bearer, services, prisma: services.db.prisma, viewer, access: new Access(services, viewer) };
 }
 
 /**

@@ -12,7 +12,7 @@ import { EVIDENCE_HTML_CSP } from '../src/evidence/html.js';
 import { ArtifactCollector } from '../src/scanner/artifacts.js';
 import { setupProject, startService, type SiteProject } from './e2e/harness.js';
 import { operator } from './helpers/fixtures.js';
-import { shortDwell } from './helpers/scan-sites.js';
+import { shortDwell, scansPath, scanToEnd } from './helpers/scan-sites.js';
 import type { TestServer } from './helpers/server.js';
 
 const SCREENSHOTS = process.env.SCAN_ARTIFACT_SCREENSHOTS; // a folder: the first page's screenshot is written there
@@ -20,8 +20,6 @@ const SCREENSHOTS = process.env.SCAN_ARTIFACT_SCREENSHOTS; // a folder: the firs
 const CAPS = { screenshotBytes: 300_000, harBytes: 150_000, scanBytes: 3_000_000 };
 const HOSTILE_REQUESTS = 2500;
 
-const scansPath = (projectId: string, rest = '') => `/api/platform/projects/${projectId}/scans${rest}`;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 /** Width and height from a baseline or progressive JPEG's start-of-frame segment. */
@@ -42,20 +40,7 @@ describe('scan artifacts: a screenshot per page and a HAR per visit, hashed in t
   let origin: string;
   const served: string[] = [];
 
-  /** Queues a scan of `urls` and waits until it is done; answers the scan (REST) and its report. */
-  async function scanOf(urls: string[], followLinks = 0) {
-    const queued = await server.request('POST', scansPath(project.projectId), { token: project.ownerToken, body: { urls, followLinks } });
-    expect(queued.status, queued.text).toBe(202);
-    let scan: any;
-    for (;;) {
-      scan = (await server.request('GET', scansPath(project.projectId, `/${queued.body.scan.id}`), { token: project.ownerToken })).body.scan;
-      if (scan.status === 'done' || scan.status === 'failed') break;
-      await sleep(250);
-    }
-    expect(scan.status, scan.error).toBe('done');
-    const report = JSON.parse((await server.request('GET', `${scansPath(project.projectId, `/${scan.id}`)}?format=json&download=1`, { token: project.ownerToken })).text).report;
-    return { scan, report };
-  }
+  const scanOf = (urls: string[], followLinks = 0) => scanToEnd(server, project, urls, followLinks);
 
   /** The artifact route's answer with its bytes (the test client decodes text). */
   async function download(scanId: string, name: string, token = project.ownerToken, headers: Record<string, string> = {}) {

@@ -9,12 +9,10 @@ import { loadCatalogue } from '../src/scanner/catalogue.js';
 import { linkKindsOf, linksAndFormsOf, socialPlatformOf } from '../src/scanner/links.js';
 import { buildReport } from '../src/scanner/run.js';
 import { launchChromium, setupProject, startService, type SiteProject } from './e2e/harness.js';
-import { shortDwell } from './helpers/scan-sites.js';
+import { shortDwell, scansPath, scanToEnd } from './helpers/scan-sites.js';
 import type { TestServer } from './helpers/server.js';
 
 const SCREENSHOTS = process.env.SCAN_REPORT_SCREENSHOTS; // a folder: the report's screenshots are written there
-const scansPath = (projectId: string, rest = '') => `/api/platform/projects/${projectId}/scans${rest}`;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // Nothing is requested from these hosts: links are read, not followed, and the form is never sent.
 const SHOP = `<!doctype html><html lang="de"><head><meta charset="utf-8"><title>Shop</title></head><body>
@@ -55,16 +53,7 @@ describe('a scan reports each page’s links and forms', () => {
     });
     await new Promise<void>((done) => site.listen(0, '127.0.0.1', done));
     origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
-    const queued = await server.request('POST', scansPath(project.projectId), { token: project.ownerToken, body: { urls: [`${origin}/shop`, `${origin}/hostile`] } });
-    expect(queued.status, queued.text).toBe(202);
-    for (;;) {
-      const res = await server.request('GET', scansPath(project.projectId, `/${queued.body.scan.id}`), { token: project.ownerToken });
-      scan = res.body.scan;
-      if (scan.status === 'done' || scan.status === 'failed') break;
-      await sleep(250);
-    }
-    expect(scan.status, scan.error).toBe('done');
-    report = JSON.parse((await server.request('GET', `${scansPath(project.projectId, `/${scan.id}`)}?format=json&download=1`, { token: project.ownerToken })).text).report;
+    ({ scan, report } = await scanToEnd(server, project, [`${origin}/shop`, `${origin}/hostile`]));
     browser = await launchChromium();
   }, 120_000);
 

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, sampleDraft, setupProject, startService, type SiteProject } from './e2e/harness.js';
-import { shortDwell } from './helpers/scan-sites.js';
+import { shortDwell, scansPath, scanToEnd } from './helpers/scan-sites.js';
 import type { TestServer } from './helpers/server.js';
 
 // A host in no catalogue (a second loopback address, reached by name through the scanner's resolver).
@@ -18,8 +18,6 @@ const BEACON_HOST = 'beacon.unknown-ads.test';
 const FRAME_HOST = 'widget.unknown-ads.test';
 const SCREENSHOTS = process.env.SCAN_REPORT_SCREENSHOTS; // a folder: the report's screenshots are written there
 
-const scansPath = (projectId: string, rest = '') => `/api/platform/projects/${projectId}/scans${rest}`;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function listen(server: Server, host: string): Promise<number> {
   await new Promise<void>((done) => server.listen(0, host, done));
@@ -62,16 +60,7 @@ describe('a scan report: inventory, unknown hosts, the HTML to-do list, the cook
     });
     origin = `http://127.0.0.1:${await listen(site, '127.0.0.1')}`;
     await server.request('PUT', `/api/platform/projects/${project.projectId}/allowed-origins`, { token: project.ownerToken, body: { origins: [origin] } });
-    const queued = await server.request('POST', scansPath(project.projectId), { token: project.ownerToken, body: { urls: [`${origin}/shop`] } });
-    expect(queued.status, queued.text).toBe(202);
-    for (;;) {
-      const res = await server.request('GET', scansPath(project.projectId, `/${queued.body.scan.id}`), { token: project.ownerToken });
-      scan = res.body.scan;
-      if (scan.status === 'done' || scan.status === 'failed') break;
-      await sleep(250);
-    }
-    expect(scan.status, scan.error).toBe('done');
-    report = JSON.parse((await server.request('GET', `${scansPath(project.projectId, `/${scan.id}`)}?format=json&download=1`, { token: project.ownerToken })).text).report;
+    ({ scan, report } = await scanToEnd(server, project, [`${origin}/shop`]));
     browser = await launchChromium();
   }, 120_000);
 

@@ -8,7 +8,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
 import { launchChromium, setupProject, startService, type SiteProject } from './e2e/harness.js';
-import { shortDwell } from './helpers/scan-sites.js';
+import { shortDwell, scansPath, scanToEnd } from './helpers/scan-sites.js';
 import type { TestServer } from './helpers/server.js';
 
 // A chat host no catalogue or tracker list knows, and a stats host whose socket EasyPrivacy names by its path and
@@ -19,8 +19,6 @@ const FLOOD_HOST = 'flood.unknown-flood.test';
 const SCREENSHOTS = process.env.SCAN_REPORT_SCREENSHOTS; // a folder: the report's screenshots are written there
 const MARKUP = '<img src=x onerror=alert(1)>';
 
-const scansPath = (projectId: string, rest = '') => `/api/platform/projects/${projectId}/scans${rest}`;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function listen(server: Server, host: string): Promise<number> {
   await new Promise<void>((done) => server.listen(0, host, done));
@@ -97,16 +95,7 @@ for (let i = 1; i < 500; i++) new WebSocket('ws://${FLOOD_HOST}:${wsPort}/flood/
     });
     origin = `http://127.0.0.1:${await listen(site, '127.0.0.1')}`;
     await server.request('PUT', `/api/platform/projects/${project.projectId}/allowed-origins`, { token: project.ownerToken, body: { origins: [origin] } });
-    const queued = await server.request('POST', scansPath(project.projectId), { token: project.ownerToken, body: { urls: [`${origin}/chat`, `${origin}/flood`] } });
-    expect(queued.status, queued.text).toBe(202);
-    for (;;) {
-      const res = await server.request('GET', scansPath(project.projectId, `/${queued.body.scan.id}`), { token: project.ownerToken });
-      scan = res.body.scan;
-      if (scan.status === 'done' || scan.status === 'failed') break;
-      await sleep(250);
-    }
-    expect(scan.status, scan.error).toBe('done');
-    report = JSON.parse((await server.request('GET', `${scansPath(project.projectId, `/${scan.id}`)}?format=json&download=1`, { token: project.ownerToken })).text).report;
+    ({ scan, report } = await scanToEnd(server, project, [`${origin}/chat`, `${origin}/flood`]));
     browser = await launchChromium();
   }, 240_000);
 

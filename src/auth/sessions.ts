@@ -26,9 +26,11 @@ export async function createSession(services: Services, userId: string): Promise
 }
 
 /** The user behind a bearer token, or null when it is unknown or expired. */
+/** Publishable keys (`pk_…`) never authenticate operators: no session lookup is made for them. */
+export const mayNameOperator = (token: string): boolean => !token.startsWith('pk_');
+
 export async function findSessionUser(services: Services, token: string): Promise<SessionUser | null> {
-  // Publishable keys never authenticate operators; skip the lookup for them.
-  if (token.startsWith('pk_')) return null;
+  if (!mayNameOperator(token)) return null;
   const session = await services.db.prisma.session.findUnique({
     where: { tokenHash: sha256Hex(token) },
     select: { id: true, expiresAt: true, user: { select: { id: true, email: true, name: true, createdAt: true } } },

@@ -7,6 +7,8 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import selfsigned from 'selfsigned';
 import { loadConfig, type Config } from '../../src/config.js';
+import { expect } from 'vitest';
+import type { TestServer } from './server.js';
 
 /**
  * The dwell window (SCANNER_DWELL_MS, 3000 ms by default) for scans of pages that write nothing late: what they
@@ -175,4 +177,30 @@ export async function startTagSite(serviceUrl: string, key: string): Promise<Tag
       await Promise.all([new Promise((done) => site.close(done)), new Promise((done) => pixel.close(done))]);
     },
   };
+}
+
+export const scansPath = (projectId: string, rest = '') => `/api/platform/projects/${projectId}/scans${rest}`;
+
+/**
+ * Queues a scan of `urls` as the project's owner and waits until the worker has finished it; answers the scan
+ * (REST) and its stored report. A scan that failed fails the test with its error.
+ */
+export async function scanToEnd(
+  server: Pick<TestServer, 'request'>,
+  project: { projectId: string; ownerToken: string },
+  urls: string[],
+  followLinks = 0,
+): Promise<{ scan: any; report: any }> {
+  const token = project.ownerToken;
+  const queued = await server.request('POST', scansPath(project.projectId), { token, body: { urls, followLinks } });
+  expect(queued.status, queued.text).toBe(202);
+  let scan: any;
+  for (;;) {
+    scan = (await server.request('GET', scansPath(project.projectId, `/${queued.body.scan.id}`), { token })).body.scan;
+    if (scan.status === 'done' || scan.status === 'failed') break;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  expect(scan.status, scan.error).toBe('done');
+  const report = JSON.parse((await server.request('GET', `${scansPath(project.projectId, `/${scan.id}`)}?format=json&download=1`, { token })).text).report;
+  return { scan, report };
 }
