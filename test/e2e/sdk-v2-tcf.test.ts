@@ -137,6 +137,16 @@ describe('IAB TCF in the browser', () => {
     expect(inFrame.ping).toMatchObject({ apiVersion: expect.any(String) });
     expect(await frame.evaluate(() => (window as unknown as { stringPing: unknown }).stringPing)).toMatchObject({ cmpLoaded: expect.any(Boolean), apiVersion: expect.any(String) });
     expect(inFrame.events.at(-1)!.tcString).toBe(done.tcString);
+
+    // The loaded CMP answers a call posted as a JSON string with a JSON string, an object call with an object
+    // (the IAB's reference stub does both), and says the same apiVersion as the stub did (the IAB's stub: "2").
+    await frame.evaluate(() => (window as unknown as { stringCall: (c: string, id: string) => void }).stringCall('ping', 's2'));
+    const answers = () => frame.evaluate(() => (window as unknown as { answers: Record<string, { as: string; returnValue: { cmpLoaded: boolean; apiVersion: string } }> }).answers);
+    await expect.poll(async () => (await answers()).s2).toBeTruthy();
+    const stubPing = await page.evaluate(() => (window as unknown as { stubPing: { apiVersion: string } }).stubPing);
+    expect((await answers()).s2).toEqual({ as: 'string', returnValue: expect.objectContaining({ cmpLoaded: true, apiVersion: stubPing.apiVersion }) });
+    expect(stubPing.apiVersion).toBe('2');
+    expect((await answers()).c1).toMatchObject({ as: 'object' });
   });
 
   it('a returning visitor: tcloaded with the stored string, no banner; getTCData and getVendorList after tcf.js took over', async () => {

@@ -4,6 +4,7 @@
 // IAB Tech Lab's own library, @iabgpp/cmpapi (Apache-2.0); this file only says what goes into the string.
 import { CmpApi, CmpDisplayStatus, CmpStatus, GppModel, Sections, SignalStatus, TcfEuV2, UsNat } from '@iabgpp/cmpapi';
 import type { SdkConfig } from './api';
+import { locatorProxy } from './locator';
 
 /**
  * What goes into the string: the config answer (its jurisdiction code, `US-CA`, and the operator's MSPA
@@ -70,49 +71,6 @@ export function encode(...[config, optedOut, gpc]: Input): string {
 
 let api: CmpApi | undefined;
 
-/**
- * The GPP API for frames (ads in iframes of other origins): they find this window by the `__gppLocator`
- * frame's name and post `{ __gppCall: { command, parameter, version, callId } }`; the answer goes back as
- * `{ __gppReturn: { returnValue, success, callId } }`, as a string when the call came as one. The library
- * has no such part.
- */
-function crossFrame(): void {
-  if (!document.querySelector('iframe[name="__gppLocator"]')) {
-    const locator = document.createElement('iframe');
-    locator.name = '__gppLocator';
-    locator.style.display = 'none';
-    locator.setAttribute('aria-hidden', 'true');
-    (document.body || document.documentElement).append(locator);
-  }
-  addEventListener('message', (event) => {
-    let data = event.data;
-    const asString = typeof data == 'string';
-    try {
-      if (asString) data = JSON.parse(data);
-    } catch {
-      return;
-    }
-    const call = data?.__gppCall;
-    if (!call || typeof call.command != 'string') return;
-    const __gpp = (window as unknown as { __gpp: (...args: unknown[]) => void }).__gpp;
-    __gpp(
-      call.command,
-      (returnValue: unknown, success: boolean) => {
-        const answer = { __gppReturn: { returnValue, success, callId: call.callId } };
-        (event.source as Window | null)?.postMessage(asString ? JSON.stringify(answer) : answer, '*');
-      },
-      call.parameter,
-      call.version,
-    );
-  });
-}
-
-/**
- * Publishes through the IAB library. Events go out only for what changed, so a listener hears each change once:
- * a new string is bracketed by `signalStatus` "not ready" and "ready" (GPP CMP API: not ready while the CMP
- * updates its data), with `sectionChange` for each section whose encoding changed in between; the display
- * status when it changes; `cmpStatus` "loaded" once.
- */
 /** The first publication takes the stub over (its queue is replayed by the caller, once the string is set). */
 function start(): unknown[][] {
   const w = window as unknown as { __gpp?: (...args: unknown[]) => unknown };
@@ -129,7 +87,9 @@ function start(): unknown[][] {
     }
     w.__gpp = (command?: unknown) => (command == 'events' && stub?.('events')) || [];
     api = new CmpApi(CMP_ID, CMP_VERSION);
-    crossFrame();
+    // Frames (ads in iframes of other origins) find this window by the `__gppLocator` frame (the library has no
+    // such part): the proxy the TCF stub uses too.
+    locatorProxy('__gpp');
   }
   return queued;
 }
