@@ -16,7 +16,8 @@ const CHECK_EVERY_MS = 60_000;
 interface Resource {
   name: string;
   url: string;
-  read(text: string): TcfFile;
+  /** Checks the text; `url` names the file (a translation's language can come from its name). */
+  read(text: string, url: string): TcfFile;
 }
 
 /**
@@ -69,13 +70,15 @@ async function fetchOne(services: Services, resource: Resource): Promise<void> {
   try {
     // fetch asks for gzip/br and decodes it, as the IAB requires of server-side clients.
     const response = await fetch(resource.url, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), headers: { accept: 'application/json, text/csv' } });
-    if (!response.ok) throw new TcfFileError(`HTTP ${response.status}`);
-    const stored = await storeTcfFile(services.db, resource.read(await response.text()));
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    const stored = await storeTcfFile(services.db, resource.read(await response.text(), resource.url));
     keepFor = Math.max(maxAgeOf(response.headers.get('cache-control')), min);
     services.logger.info({ resource: resource.name, stored, nextInSeconds: keepFor }, 'TCF file fetched');
   } catch (caught) {
+    // Kept as the file's last_error, which the console's TCF checklist shows until a fetch succeeds.
     error = `${resource.url}: ${(caught as Error).message}`;
-    services.logger.warn({ resource: resource.name, err: caught }, 'fetching a TCF file failed; trying again after TCF_GVL_MIN_REFRESH_S');
+    const refused = caught instanceof TcfFileError ? 'refused' : 'failed';
+    services.logger.warn({ resource: resource.name, url: resource.url, err: caught }, `TCF file ${refused}: ${error}; trying again after TCF_GVL_MIN_REFRESH_S`);
   }
   await services.db.query(
     `UPDATE tcf_fetch_state SET lease_until = NULL, next_fetch_at = now() + make_interval(secs => $2),

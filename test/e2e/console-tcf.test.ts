@@ -113,10 +113,10 @@ describe('console: IAB TCF', () => {
       await page.getByLabel('Search providers').fill('audience');
       await page.getByLabel(/Fixture Audience, Inc\./).check();
 
-      // A restriction: purpose 2 requires consent from Fixture Ads SA.
+      // A restriction: purpose 7 (legitimate interest, flexible for it) requires consent from Fixture Ads SA.
       await page.getByRole('button', { name: 'Add a restriction' }).click();
       const restriction = page.locator('[data-restriction="0"]');
-      await restriction.getByRole('combobox', { name: /^Purpose/ }).selectOption({ label: '2. Use limited data to select advertising' });
+      await restriction.getByRole('combobox', { name: /^Purpose/ }).selectOption({ label: '7. Measure advertising performance' });
       await restriction.getByRole('combobox', { name: /^Restriction/ }).selectOption({ label: 'Require consent' });
       await restriction.getByLabel(/Fixture Ads SA/).check();
 
@@ -142,7 +142,7 @@ describe('console: IAB TCF', () => {
         vendors: [1, 2],
         googleAtps: [89],
         specialFeatures: [1],
-        restrictions: [{ purposeId: 2, vendorIds: [1], type: 'requireConsent' }],
+        restrictions: [{ purposeId: 7, vendorIds: [1], type: 'requireConsent' }],
         publisher: { purposes: [1], legitimateInterests: [] },
         purposeMap: { analytics: [8, 9] },
       });

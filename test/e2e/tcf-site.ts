@@ -89,9 +89,9 @@ function config(p: Published) {
 
 function vendorList(p: Published) {
   const gvl = fixture(p.vendorListVersion);
-  const { vendorListVersion, tcfPolicyVersion, purposes, specialPurposes, features, specialFeatures, stacks, dataCategories } = gvl;
+  const { vendorListVersion, tcfPolicyVersion, purposes, specialPurposes, features, specialFeatures, stacks, dataCategories, standardTexts } = gvl;
   const vendors = Object.fromEntries(p.vendors.map((id) => [String(id), gvl.vendors[id]]));
-  return { vendorListVersion, tcfPolicyVersion, language: 'en', purposes, specialPurposes, features, specialFeatures, stacks, dataCategories, vendors, googleAtps: ATPS };
+  return { vendorListVersion, tcfPolicyVersion, language: 'en', purposes, specialPurposes, features, specialFeatures, stacks, dataCategories, standardTexts, vendors, googleAtps: ATPS };
 }
 
 // An ad tag in the page's <head>, right after the stub and before consent.js: listens, pings, keeps what it

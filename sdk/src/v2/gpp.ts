@@ -3,7 +3,7 @@
 // the `__gpp` CMP API (ping, addEventListener, removeEventListener, hasSection, getSection, getField) are the
 // IAB Tech Lab's own library, @iabgpp/cmpapi (Apache-2.0); this file only says what goes into the string.
 import { CmpApi, CmpDisplayStatus, CmpStatus, GppModel, Sections, SignalStatus, TcfEuV2, UsNat } from '@iabgpp/cmpapi';
-import type { SdkConfig } from './api';
+import type { GppSettings, SdkConfig } from './api';
 import { locatorProxy } from './locator';
 
 /**
@@ -26,10 +26,17 @@ export interface GppApi {
 const CMP_ID = 0;
 const CMP_VERSION = 2;
 
-/** usnat, and the state's own section where the IAB defines one (`US-CA` → usca; the library knows which). */
-function sectionsFor(code?: string): [name: string, id: number][] {
+/**
+ * The US sections to encode, the one in force first. `national` (the default): usnat, with the state's own section
+ * riding along where the IAB defines one (`US-CA` → usca). `state` (experience.gpp.sections): the state's own
+ * section alone where there is one, usnat elsewhere. Which states have a section is the IAB library's list.
+ */
+function sectionsFor(code: string | undefined, sections: GppSettings['sections']): [name: string, id: number][] {
   const state = code && /^US-[A-Z]{2}$/.test(code) ? 'us' + code.slice(3).toLowerCase() : '';
-  return [...Sections.SECTION_ID_NAME_MAP].filter(([, name]) => name == UsNat.NAME || name == state).map(([id, name]) => [name, id]);
+  const own = [...Sections.SECTION_ID_NAME_MAP].find(([, name]) => name == state);
+  const usnat: [string, number] = [UsNat.NAME, UsNat.ID];
+  if (!own) return [usnat];
+  return sections == 'state' ? [[own[1], own[0]]] : [usnat, [own[1], own[0]]];
 }
 
 /**
@@ -61,7 +68,7 @@ function fields(mspa: SdkConfig['experience']['gpp'], optedOut: boolean, gpc: bo
 export function encode(...[config, optedOut, gpc]: Input): string {
   const m = new GppModel();
   const values = fields(config.experience.gpp, optedOut, gpc);
-  for (const [section] of sectionsFor(config.jurisdiction?.code)) {
+  for (const [section] of sectionsFor(config.jurisdiction?.code, config.experience.gpp?.sections)) {
     // Creates the section; then only the fields it has.
     m.setFieldValue(section, 'MspaCoveredTransaction', values.MspaCoveredTransaction);
     for (const [name, value] of Object.entries(values)) if (m.hasField(section, name)) m.setFieldValue(section, name, value);
@@ -123,8 +130,9 @@ function announce(string: string, sections: [name: string, id: number][], applic
  * status when it changes; `cmpStatus` "loaded" once.
  */
 export function publish(shown: boolean, ...input: Input): string {
-  // usnat is the section in force (the national approach); the state's section rides along for readers of it.
-  return announce(encode(...input), sectionsFor(input[0].jurisdiction?.code), [UsNat.ID], shown, start());
+  // The first section is the one in force (usnat in the national approach; the state's own with `state`).
+  const sections = sectionsFor(input[0].jurisdiction?.code, input[0].experience.gpp?.sections);
+  return announce(encode(...input), sections, [sections[0]![1]], shown, start());
 }
 
 /** The IAB TCF EU v2 section (id 2): the TC string itself, the same decision as `__tcfapi` answers. */
