@@ -35,7 +35,7 @@ export default function TcfScreen({ params }: ScreenProps) {
         {organization && <Link href={paths.projectScreen(organization.id, projectId, 'consent')}>Back to the consent editor</Link>}
       </div>
       <p className="hint">
-        The IAB Transparency and Consent Framework v2.3 banner (two layers, a TC string with every receipt) and Google’s Additional Consent. Saved
+        The IAB Transparency and Consent Framework v2.4 banner (two layers, a TC string with every receipt) and Google’s Additional Consent. Saved
         into the draft’s experience; visitors see it once you publish.
       </p>
       <QueryState result={result} retry={() => refetch({ requestPolicy: 'network-only' })}>

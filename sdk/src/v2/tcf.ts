@@ -492,7 +492,7 @@ function tcfUi(consent: Consent, settings: TcfSettings, vendorList: () => Promis
     // Features (TCF v2.4, Policies 5.0.b): the ones the vendors declare, in a section of their own, introduced by the
     // IAB's standard text from the held list; nothing to choose, so no controls. Names are the list's, never ours.
     const features = sorted(Object.values(l.vendors).flatMap((v) => v.features)).flatMap((id) =>
-      l.features[id] ? [h('div', { 'data-tcf-feature': String(id) }, h('strong', {}, l.features[id].name), ' ', h('small', {}, l.features[id].description))] : [],
+      l.features[id] ? [h('p', { 'data-tcf-feature': String(id) }, h('strong', {}, l.features[id].name), ' ', h('small', {}, l.features[id].description))] : [],
     );
     const storedAc = (JSON.parse(read('consent:tcf:' + consent.config!.projectId) || 'null') as Strings | null)?.addtlConsent.split('~')[1]?.split('.').map(Number) || [];
     const atps = (l.googleAtps || []).filter((a) => settings.googleAtps.includes(a.id)).map((a) => toggle('atp', String(a.id), a.name, storedAc.includes(a.id)));
