@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { GVL, Segment, TCModel, TCString } from '@iabtechlabtcf/core';
 import canonicalize from 'canonicalize';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { refreshTcfFiles } from '../src/tcf/refresh.js';
+import { refreshTcfFiles, shownUrl } from '../src/tcf/refresh.js';
 import { parseAcProviders, parseTcfFile } from '../src/tcf/vendor-list.js';
 import { consentPath, evidencePath, publish, putDraft } from './helpers/consent.js';
 import { team } from './helpers/fixtures.js';
@@ -119,6 +119,15 @@ describe('the tcf settings of the experience', () => {
       expect(res.body.code).toBe('validation_failed');
       expect(res.body.details).toContainEqual({ path, message: expect.stringMatching(message) });
     }
+    // The same refusal through /graphql, with the reason; nothing stored.
+    const dropped = { ...tcfSettings, restrictions: [{ purposeId: 2, vendorIds: [1], type: 'requireConsent' }] };
+    const graphql = await server.request('POST', '/graphql', {
+      token: p.owner.token,
+      body: { query: 'mutation($p: ID!, $input: JSON!) { updateConsentExperience(projectId: $p, input: $input) }', variables: { p: p.project.id, input: { translations: { fr: {} }, tcf: dropped } } },
+    });
+    expect(graphql.body.errors[0].extensions).toMatchObject({ code: 'validation_failed', details: [{ path: ['tcf', 'restrictions', 0, 'vendorIds', 0], message: expect.stringMatching(/already declares purpose 2 under consent/) }] });
+    const kept = await server.request('GET', consentPath(p.project.id, '/experience'), { token: p.viewer.token });
+    expect(kept.body.experience.tcf.restrictions).toEqual(tcfSettings.restrictions);
     // cmpId is never defaulted: left out, it is null, and enabled TCF refuses that.
     const { cmpId: _cmpId, ...withoutCmp } = tcfSettings;
     const res = await p.put(withoutCmp);
@@ -205,6 +214,10 @@ describe('files as the IAB and Google publish them (TCF v2.4, section 15)', () =
     expect(() => parseAcProviders('id,name\n39,Somebody\n')).toThrow('Not the Additional Consent providers list: its first line must be provider_id,provider_name,policy_url,domains, not id,name');
     expect(() => parseAcProviders('<!doctype html><title>Not found</title>')).toThrow(/^Not the Additional Consent providers list/);
     expect(() => parseAcProviders('provider_id,provider_name,policy_url,domains\n')).toThrow(/no provider after the line/);
+  });
+
+  it('names a file by its URL without credentials or query (the message reaches every project’s members)', () => {
+    expect(shownUrl('https://user:secret@mirror.example/v3/vendor-list.json?token=abc')).toBe('https://mirror.example/v3/vendor-list.json');
   });
 
   it('a file that is not the AC list is refused at fetching, with a message naming its URL in the log and the console’s checklist', async () => {

@@ -63,6 +63,13 @@ async function claim(services: Services, resource: string): Promise<boolean> {
   return rows.length > 0;
 }
 
+/** A file's URL as messages name it: no user, password or query string. */
+export function shownUrl(url: string): string {
+  const shown = new URL(url);
+  shown.username = shown.password = shown.search = '';
+  return shown.href;
+}
+
 async function fetchOne(services: Services, resource: Resource): Promise<void> {
   const min = services.config.tcf.minRefreshSeconds;
   let keepFor = min;
@@ -75,10 +82,11 @@ async function fetchOne(services: Services, resource: Resource): Promise<void> {
     keepFor = Math.max(maxAgeOf(response.headers.get('cache-control')), min);
     services.logger.info({ resource: resource.name, stored, nextInSeconds: keepFor }, 'TCF file fetched');
   } catch (caught) {
-    // Kept as the file's last_error, which the console's TCF checklist shows until a fetch succeeds.
-    error = `${resource.url}: ${(caught as Error).message}`;
+    // Kept as the file's last_error, which the console's TCF checklist shows (to members of any project) until a
+    // fetch succeeds: so the URL without credentials or query, in case an operator's mirror carries a token there.
+    error = `${shownUrl(resource.url)}: ${(caught as Error).message}`;
     const refused = caught instanceof TcfFileError ? 'refused' : 'failed';
-    services.logger.warn({ resource: resource.name, url: resource.url, err: caught }, `TCF file ${refused}: ${error}; trying again after TCF_GVL_MIN_REFRESH_S`);
+    services.logger.warn({ resource: resource.name, err: caught }, `TCF file ${refused}: ${error}; trying again after TCF_GVL_MIN_REFRESH_S`);
   }
   await services.db.query(
     `UPDATE tcf_fetch_state SET lease_until = NULL, next_fetch_at = now() + make_interval(secs => $2),
