@@ -71,7 +71,7 @@ describe('SDK files', () => {
     ['/sdk/v2/consent.js', 'v2/consent.js', 'ConsentSDK'],
     ['/sdk/v2/consent.mjs', 'v2/consent.mjs', 'export'],
     ['/sdk/v2/gpp.js', 'v2/gpp.js', 'ConsentGpp'],
-    ['/sdk/v2/stub.js', 'v2/stub.js', '__tcfapiLocator'],
+    ['/sdk/v2/stub.js', 'v2/stub.js', '__tcfapi'],
     ['/sdk/v2/tcf.js', 'v2/tcf.js', 'ConsentTcf'],
     ['/sdk/v2/declaration.js', 'v2/declaration.js', 'data-consent-declaration'],
     ['/sdk/v2/stub.js', 'v2/stub.js', 'ConsentStub'],

@@ -131,6 +131,13 @@ describe('GET /api/sdk/v2/config: jurisdiction and mode from the CDN headers', (
     }
   });
 
+  it('carries gpp.sections "state" to the SDK (section 15), the config answer’s shape as the OpenAPI document says', async () => {
+    const p = await published(dev, { gpp: { mspaCoveredTransaction: false, sections: 'state' } });
+    const res = await p.config(at('US', 'CA'), '?locale=en');
+    expect(res.body.jurisdiction).toEqual({ code: 'US-CA', rule: 'us-state-privacy' });
+    expect(res.body.experience.gpp).toEqual({ mspaCoveredTransaction: false, mspaMode: 'none', sections: 'state' });
+  });
+
   it('the GraphQL field answers the same from the request headers', async () => {
     const p = await published(dev);
     const query = '{ sdkConfigV2(locale: "en") { jurisdiction { code rule } mode experience } }';

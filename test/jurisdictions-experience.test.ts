@@ -53,7 +53,8 @@ describe('experience.jurisdictions and experience.gpp', () => {
     ['a region that is not a string', { jurisdictions: [rule({ regions: [49] })] }, ['jurisdictions', 0, 'regions', 0]],
     ['an unknown MSPA mode', { gpp: { mspaMode: 'sometimes' } }, ['gpp', 'mspaMode']],
     ['a non-boolean covered transaction', { gpp: { mspaCoveredTransaction: 'yes' } }, ['gpp', 'mspaCoveredTransaction']],
-    ['an unknown gpp field', { gpp: { sections: ['usnat'] } }, ['gpp']],
+    ['an unknown gpp field', { gpp: { states: ['usca'] } }, ['gpp']],
+    ['an unknown GPP sections value (section 15: national or state)', { gpp: { sections: 'county' } }, ['gpp', 'sections']],
   ])('refuses %s with 400 validation_failed naming the path, on REST and /graphql, storing nothing', async (_name, body, path) => {
     const t = await draftedTeam();
     const p = t.project.id;
@@ -84,6 +85,10 @@ describe('experience.jurisdictions and experience.gpp', () => {
     expect(set.status, set.text).toBe(200);
     expect(set.body.experience.jurisdictions).toEqual(RULES);
     expect(set.body.experience.gpp).toEqual({ mspaCoveredTransaction: true, mspaMode: 'none' });
+    // gpp.sections (section 15): absent stays absent (national), given it is kept.
+    const state = await server.request('PUT', experiencePath(p), { token: t.admin.token, body: { jurisdictions: RULES, gpp: { mspaCoveredTransaction: true, sections: 'state' } } });
+    expect(state.body.experience.gpp).toEqual({ mspaCoveredTransaction: true, mspaMode: 'none', sections: 'state' });
+    await server.request('PUT', experiencePath(p), { token: t.admin.token, body: { jurisdictions: RULES, gpp: { mspaCoveredTransaction: true } } });
     const read = await server.request('GET', experiencePath(p), { token: t.viewer.token });
     expect(read.body.experience.jurisdictions).toEqual(RULES);
     // GraphQL types them, with the default rules standing in for none.

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consentPath, putDraft } from './helpers/consent.js';
 import { team } from './helpers/fixtures.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
-import { startGvlServer, type GvlServer } from './helpers/tcf-gvl-server.js';
+import { gvlFixture, startGvlServer, type GvlServer } from './helpers/tcf-gvl-server.js';
 
 let server: TestServer;
 let gvl: GvlServer;
@@ -64,8 +64,10 @@ describe('tcfVendorList and consent.tcfIssues', () => {
     const saved = await putTcf({ enabled: true, cmpId: 300, vendors: [1] });
     expect(saved.status, saved.text).toBe(200);
     const head = await graphql(p.viewer.token, `query ($projectId: ID!) { tcfVendorList(projectId: $projectId) {
-      version tcfPolicyVersion purposes { id name } specialFeatures { id name } googleAtpListHeld } }`);
+      version tcfPolicyVersion purposes { id name } specialFeatures { id name } googleAtpListHeld standardTexts { features } } }`);
     expect(head.data.tcfVendorList).toMatchObject({ version: 1, tcfPolicyVersion: 5, googleAtpListHeld: true });
+    // TCF v2.4: the list's standard text for features, kept from the file as published (the IAB's library drops it).
+    expect(head.data.tcfVendorList.standardTexts).toEqual({ features: gvlFixture(1).standardTexts.features });
     expect(head.data.tcfVendorList.purposes.map((x: { id: number }) => x.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     expect(head.data.tcfVendorList.specialFeatures.map((x: { id: number }) => x.id)).toEqual([1, 2]);
 

@@ -8,14 +8,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GVL, Segment, TCModel, TCString } from '@iabtechlabtcf/core';
 import canonicalize from 'canonicalize';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refreshTcfFiles } from '../src/tcf/refresh.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { refreshTcfFiles, shownUrl } from '../src/tcf/refresh.js';
+import { parseAcProviders, parseTcfFile } from '../src/tcf/vendor-list.js';
 import { consentPath, evidencePath, publish, putDraft } from './helpers/consent.js';
 import { team } from './helpers/fixtures.js';
 import { createKey } from './helpers/sdk.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { migratedDataDir } from './helpers/service-process.js';
-import { gvlFixture, startGvlServer, TCF_FIXTURE_DIR, type GvlServer } from './helpers/tcf-gvl-server.js';
+import { gvlFixture, readTcfFixture, startGvlServer, TCF_FIXTURE_DIR, type GvlServer } from './helpers/tcf-gvl-server.js';
 
 // The compiled admin tool `npm run admin` runs (the suite's global setup builds dist/).
 const CLI = join(fileURLToPath(new URL('..', import.meta.url)), 'dist', 'src', 'admin', 'cli.js');
@@ -42,7 +43,8 @@ const tcfSettings = {
   vendors: [1, 2],
   googleAtps: [89],
   specialFeatures: [1],
-  restrictions: [{ purposeId: 2, vendorIds: [1], type: 'requireConsent' }],
+  // Vendor 1 declares purpose 7 on legitimate interest, flexible: consent may be required of it.
+  restrictions: [{ purposeId: 7, vendorIds: [1], type: 'requireConsent' }],
   publisher: { purposes: [1, 7], legitimateInterests: [] },
   purposeMap: { ads: [1, 2, 3, 4], analytics: [1, 8, 9] },
 };
@@ -105,6 +107,11 @@ describe('the tcf settings of the experience', () => {
       [{ purposeMap: { newsletter: [1] } }, ['tcf', 'purposeMap', 'newsletter'], /Unknown purpose key/],
       [{ restrictions: [{ purposeId: 2, vendorIds: [3], type: 'requireConsent' }] }, ['tcf', 'restrictions', 0, 'vendorIds', 0], /not one of tcf.vendors/],
       [{ restrictions: [{ purposeId: 2, vendorIds: [1], type: 'maybe' }] }, ['tcf', 'restrictions', 0, 'type'], /notAllowed/],
+      // Restrictions the IAB's library would leave out of the string (TCF v2.4, section 15): refused with the reason.
+      [{ restrictions: [{ purposeId: 2, vendorIds: [1], type: 'requireConsent' }] }, ['tcf', 'restrictions', 0, 'vendorIds', 0], /^Vendor 1 already declares purpose 2 under consent: the TC string could not carry/],
+      [{ restrictions: [{ purposeId: 7, vendorIds: [1], type: 'requireLegitimateInterest' }] }, ['tcf', 'restrictions', 0, 'vendorIds', 0], /^Vendor 1 already declares purpose 7 under legitimate interest/],
+      [{ restrictions: [{ purposeId: 8, vendorIds: [2], type: 'requireLegitimateInterest' }] }, ['tcf', 'restrictions', 0, 'vendorIds', 0], /^Vendor 2 does not declare purpose 8 as flexible/],
+      [{ restrictions: [{ purposeId: 5, vendorIds: [1, 2], type: 'notAllowed' }] }, ['tcf', 'restrictions', 0, 'vendorIds', 0], /^Vendor 1 does not declare purpose 5, so there is nothing to forbid/],
     ];
     for (const [change, path, message] of cases) {
       const res = await p.put({ ...tcfSettings, ...change });
@@ -112,6 +119,15 @@ describe('the tcf settings of the experience', () => {
       expect(res.body.code).toBe('validation_failed');
       expect(res.body.details).toContainEqual({ path, message: expect.stringMatching(message) });
     }
+    // The same refusal through /graphql, with the reason; nothing stored.
+    const dropped = { ...tcfSettings, restrictions: [{ purposeId: 2, vendorIds: [1], type: 'requireConsent' }] };
+    const graphql = await server.request('POST', '/graphql', {
+      token: p.owner.token,
+      body: { query: 'mutation($p: ID!, $input: JSON!) { updateConsentExperience(projectId: $p, input: $input) }', variables: { p: p.project.id, input: { translations: { fr: {} }, tcf: dropped } } },
+    });
+    expect(graphql.body.errors[0].extensions).toMatchObject({ code: 'validation_failed', details: [{ path: ['tcf', 'restrictions', 0, 'vendorIds', 0], message: expect.stringMatching(/already declares purpose 2 under consent/) }] });
+    const kept = await server.request('GET', consentPath(p.project.id, '/experience'), { token: p.viewer.token });
+    expect(kept.body.experience.tcf.restrictions).toEqual(tcfSettings.restrictions);
     // cmpId is never defaulted: left out, it is null, and enabled TCF refuses that.
     const { cmpId: _cmpId, ...withoutCmp } = tcfSettings;
     const res = await p.put(withoutCmp);
@@ -180,6 +196,59 @@ describe('the vendor lists', () => {
   });
 });
 
+describe('files as the IAB and Google publish them (TCF v2.4, section 15)', () => {
+  it('a translation file takes its language from its name when it has no language field, and is refused when they disagree', () => {
+    const fr = readTcfFixture('purposes-fr.json');
+    expect(JSON.parse(fr).language).toBeUndefined();
+    const read = parseTcfFile(fr, 'https://vendor-list.consensu.org/v3/purposes-fr.json');
+    expect(read).toMatchObject({ kind: 'translation', translation: { language: 'fr', vendorListVersion: 2, standardTexts: { features: expect.stringMatching(/^Texte de test/) } } });
+    expect(() => parseTcfFile(JSON.stringify({ ...JSON.parse(fr), language: 'de' }), '/tmp/purposes-fr.json')).toThrow('Its language field says de but its name says fr');
+    expect(() => parseTcfFile(fr, '/tmp/texts.json')).toThrow(/without a language field must be named purposes-<lang>\.json/);
+    expect(parseTcfFile(JSON.stringify({ ...JSON.parse(fr), language: 'FR' }), '/tmp/texts.json')).toMatchObject({ translation: { language: 'fr' } });
+  });
+
+  it('reads Google’s AC providers list by its header, quoted or not, and refuses any other file', () => {
+    const quoted = '"provider_id","provider_name","policy_url","domains"\n"39","Fixture Retargeting","https://atp39.example/privacy","atp39.example"\n';
+    const plain = 'provider_id,provider_name,policy_url,domains\n39,Fixture Retargeting,https://atp39.example/privacy,atp39.example\n';
+    for (const text of [quoted, plain]) expect(parseAcProviders(text)).toEqual([{ id: 39, name: 'Fixture Retargeting', policyUrl: 'https://atp39.example/privacy', domains: ['atp39.example'] }]);
+    expect(() => parseAcProviders('id,name\n39,Somebody\n')).toThrow('Not the Additional Consent providers list: its first line must be provider_id,provider_name,policy_url,domains, not id,name');
+    expect(() => parseAcProviders('<!doctype html><title>Not found</title>')).toThrow(/^Not the Additional Consent providers list/);
+    expect(() => parseAcProviders('provider_id,provider_name,policy_url,domains\n')).toThrow(/no provider after the line/);
+  });
+
+  it('names a file by its URL without credentials or query (the message reaches every project’s members)', () => {
+    expect(shownUrl('https://user:secret@mirror.example/v3/vendor-list.json?token=abc')).toBe('https://mirror.example/v3/vendor-list.json');
+  });
+
+  it('a file that is not the AC list is refused at fetching, with a message naming its URL in the log and the console’s checklist', async () => {
+    const t = await team(server);
+    await putDraft(server, t.owner, t.project.id);
+    const problems = async () =>
+      (await server.request('POST', '/graphql', { token: t.owner.token, body: { query: `query($id: ID!) { consentConfiguration(projectId: $id) { tcfFileProblems } }`, variables: { id: t.project.id } } })).body.data
+        .consentConfiguration.tcfFileProblems;
+    await server.services.db.query(`UPDATE tcf_fetch_state SET last_error = NULL`);
+    expect(await problems()).toEqual([]);
+    gvl.serveAcList('id,name\n39,Somebody\n');
+    try {
+      await server.services.db.query(`UPDATE tcf_fetch_state SET next_fetch_at = now() - interval '1 second' WHERE resource = 'ac-providers'`);
+      const warn = vi.spyOn(server.services.logger, 'warn');
+      await refreshTcfFiles(server.services, { enablingLocales: ['en'] });
+      const message = `${gvl.acProvidersUrl}: Not the Additional Consent providers list: its first line must be provider_id,provider_name,policy_url,domains, not id,name`;
+      expect(await problems()).toEqual([message]);
+      expect(warn.mock.calls.map((call) => call[1])).toContainEqual(expect.stringContaining(message));
+      warn.mockRestore();
+      // The list held before stays the live one: a wrong file replaces nothing.
+      const [held] = await server.services.db.query<{ providers: { id: number }[] }>('SELECT providers FROM tcf_ac_provider_lists ORDER BY seen_at DESC LIMIT 1');
+      expect(held!.providers.map((provider) => provider.id)).toEqual([39, 89, 1301]);
+    } finally {
+      gvl.serveAcList(null);
+      await server.services.db.query(`UPDATE tcf_fetch_state SET next_fetch_at = now() - interval '1 second' WHERE resource = 'ac-providers'`);
+      await refreshTcfFiles(server.services, { enablingLocales: ['en'] });
+    }
+    expect(await problems()).toEqual([]);
+  });
+});
+
 describe('GET /api/sdk/v2/tcf/vendor-list and receipts with TC strings', () => {
   let p: Awaited<ReturnType<typeof tcfProject>>;
   let version: Awaited<ReturnType<typeof publish>>;
@@ -204,6 +273,8 @@ describe('GET /api/sdk/v2/tcf/vendor-list and receipts with TC strings', () => {
     expect(fr.body.vendors['1']).toMatchObject({ name: 'Fixture Ads SA', purposes: [1, 2, 3, 4], legIntPurposes: [7, 9, 10], dataDeclaration: [1, 3, 5] });
     expect(fr.body.purposes['1'].name).toBe('Stocker et/ou accéder à des informations sur un appareil');
     expect(Object.keys(fr.body.stacks)).toEqual(['1', '2', '3']);
+    // TCF v2.4: the IAB's standard text for features, from the raw files (the IAB's library drops the field).
+    expect(fr.body.standardTexts).toEqual({ features: expect.stringMatching(/^Texte de test : les fonctionnalités/) });
     expect(fr.body.googleAtps).toEqual([{ id: 89, name: 'Fixture Audience, Inc.', policyUrl: 'https://atp89.example/privacy', domains: ['atp89.example', 'cdn.atp89.example'] }]);
     expect(fr.headers.get('cache-control')).toMatch(/^public/);
     const etag = fr.headers.get('etag')!;
@@ -213,6 +284,7 @@ describe('GET /api/sdk/v2/tcf/vendor-list and receipts with TC strings', () => {
     const en = await vendorList();
     expect(en.body.language).toBe('en');
     expect(en.body.purposes['1'].name).toBe('Store and/or access information on a device');
+    expect(en.body.standardTexts).toEqual({ features: gvlFixture(1).standardTexts.features });
     expect(en.headers.get('etag')).not.toBe(etag);
     expect((await server.request('GET', '/api/sdk/v2/tcf/vendor-list', { token: 'pk_live_unknownunknownunknown' })).status).toBe(401);
   });

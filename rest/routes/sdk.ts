@@ -170,7 +170,11 @@ const SdkConfigV2Body = SdkConfigBody.extend({
     cookies: z.record(z.string(), z.array(z.string())),
     theme: z.object({ colorScheme: z.enum(['light', 'dark', 'auto']), borderRadius: z.number().int() }),
     gpp: z
-      .object({ mspaCoveredTransaction: z.boolean(), mspaMode: z.enum(['none', 'opt-out-option', 'service-provider']) })
+      .object({
+        mspaCoveredTransaction: z.boolean(),
+        mspaMode: z.enum(['none', 'opt-out-option', 'service-provider']),
+        sections: z.enum(['national', 'state']).optional().describe('state: the US state’s own GPP section in place of usnat where one exists; absent: national'),
+      })
       .describe('The GPP settings (MSPA), defaults filled in'),
     tcf: publishedTcfSettings.optional().describe('IAB TCF settings as published, with the pinned vendorListVersion (docs/tcf.md); absent: no TCF'),
     integrations: z
@@ -200,6 +204,9 @@ const SdkTcfVendorListBody = z
     specialFeatures: gvlMap(gvlItem),
     stacks: gvlMap(gvlItem.extend({ purposes: z.array(z.number().int()), specialFeatures: z.array(z.number().int()) })),
     dataCategories: gvlMap(gvlItem),
+    standardTexts: z
+      .looseObject({ features: z.string().optional().describe('Introduces the features: shown above them as it is, without controls') })
+      .describe('The IAB’s standard texts of the pinned list (GVL `standardTexts`, TCF v2.4), in `language` where its file has them, else English; {} when the list has none'),
     vendors: gvlMap(z.looseObject({ id: z.number().int(), name: z.string(), purposes: z.array(z.number().int()) })).describe(
       'The live version’s vendors as the GVL declares them (purposes, legitimate interests, special purposes, features, retention, data categories, storage disclosures, privacy URLs)',
     ),

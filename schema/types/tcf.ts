@@ -17,6 +17,11 @@ const TcfDeclaration = builder.simpleObject('TcfDeclaration', {
   fields: (t) => ({ id: t.int(), name: t.string(), description: t.string() }),
 });
 
+const TcfStandardTexts = builder.simpleObject('TcfStandardTexts', {
+  description: 'The IAB’s standard texts a CMP shows as they are (TCF v2.4, Policies 5.0.b)',
+  fields: (t) => ({ features: t.string({ nullable: true, description: 'Introduces the features (shown above them, without controls)' }) }),
+});
+
 const TcfVendor = builder.objectRef<ConsoleVendor>('TcfVendor').implement({
   description: 'A vendor of the Global Vendor List, as declared there',
   fields: (t) => ({
@@ -66,6 +71,12 @@ const TcfVendorList = builder.objectRef<StoredVendorList>('TcfVendorList').imple
     specialPurposes: t.field({ type: [TcfDeclaration], resolve: (list) => declarations(list.content.specialPurposes) }),
     features: t.field({ type: [TcfDeclaration], resolve: (list) => declarations(list.content.features) }),
     specialFeatures: t.field({ type: [TcfDeclaration], resolve: (list) => declarations(list.content.specialFeatures) }),
+    standardTexts: t.field({
+      type: TcfStandardTexts,
+      nullable: true,
+      description: 'The IAB’s standard texts of the list (GVL `standardTexts`, TCF v2.4), in English; null when the list has none',
+      resolve: (list) => list.content.standardTexts ?? null,
+    }),
     vendors: t.field({
       type: VendorConnection,
       description: 'Vendors not deleted, by id; the filters combine (and)',
@@ -123,6 +134,13 @@ builder.queryFields((t) => ({
 }));
 
 builder.objectFields(ConsentConfiguration, (t) => ({
+  tcfFileProblems: t.stringList({
+    description:
+      'Files of the IAB or Google the service could not fetch or refused at its last try (each message names the URL), ' +
+      'while projects use TCF; empty when every file was read. The console’s TCF checklist shows them',
+    resolve: async (_parent, _args, ctx) =>
+      (await ctx.prisma.tcfFetchState.findMany({ where: { lastError: { not: null } }, orderBy: { resource: 'asc' } })).map((row) => row.lastError!),
+  }),
   tcfIssues: t.field({
     type: [ConsentIssue],
     description:

@@ -170,6 +170,32 @@ describe('opt-out (a US state with a privacy law)', () => {
     }
   });
 
+  it('gpp.sections "state": California gets usca, Virginia usva, in place of usnat; a state without a section gets usnat (decoded by @iabgpp/cmpapi)', async () => {
+    const { encode } = await import('../src/v2/gpp');
+    const gppOf = (code: string, sections?: 'national' | 'state') =>
+      new GppModel(encode({ jurisdiction: { code, rule: 'us' }, experience: { gpp: { mspaCoveredTransaction: false, mspaMode: 'none', sections } } } as never, true, false));
+    for (const [code, id, name] of [['US-CA', 8, 'usca'], ['US-VA', 9, 'usva']] as const) {
+      const state = gppOf(code, 'state');
+      expect(state.getSectionIds()).toEqual([id]);
+      expect(state.getFieldValue(name, 'SaleOptOut')).toBe(1);
+      expect(state.hasSection('usnat')).toBe(false);
+      // national (the default, absent or said): usnat in force, the state's section beside it.
+      expect(gppOf(code).getSectionIds()).toEqual([7, id]);
+      expect(gppOf(code, 'national').getSectionIds()).toEqual([7, id]);
+    }
+    const washington = gppOf('US-WA', 'state');
+    expect(washington.getSectionIds()).toEqual([7]);
+    expect(washington.getFieldValue('usnat', 'SaleOptOut')).toBe(1);
+  });
+
+  it('gpp.sections "state" publishes the state’s section as the one that applies', async () => {
+    await start(optOut({ jurisdiction: { code: 'US-CA', rule: 'us-state-privacy' }, experience: { gpp: { mspaCoveredTransaction: false, mspaMode: 'none', sections: 'state' } } }));
+    await ready();
+    const ping = await gpp('ping');
+    expect(ping).toMatchObject({ applicableSections: [8], supportedAPIs: ['8:usca'] });
+    expect(await gpp('hasSection', 'usnat')).toBe(false);
+  });
+
   it('a state without its own IAB section gets usnat only; calls made to the stub before init are answered', async () => {
     const early: any[] = [];
     await start(optOut({ jurisdiction: { code: 'US-WA', rule: 'west' } }), {

@@ -104,7 +104,7 @@ async function tcfCommand(command: string | undefined, files: string[]): Promise
   const parsed: { file: string; content: TcfFile }[] = [];
   for (const file of files) {
     try {
-      parsed.push({ file, content: parseTcfFile(readFileSync(file, 'utf8')) });
+      parsed.push({ file, content: parseTcfFile(readFileSync(file, 'utf8'), file) });
     } catch (error) {
       console.error(`error: ${file}: ${(error as Error).message}`);
       return 1;

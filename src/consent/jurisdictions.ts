@@ -39,6 +39,7 @@ export const DEFAULT_JURISDICTIONS: readonly Readonly<JurisdictionRule>[] = Obje
 export interface GppSettings {
   mspaCoveredTransaction: boolean;
   mspaMode: 'none' | 'opt-out-option' | 'service-provider';
+  sections?: 'national' | 'state';
 }
 
 export const DEFAULT_GPP: Readonly<GppSettings> = Object.freeze({ mspaCoveredTransaction: false, mspaMode: 'none' });
@@ -94,6 +95,13 @@ export const gppInput = z
   .object({
     mspaCoveredTransaction: z.boolean().default(DEFAULT_GPP.mspaCoveredTransaction),
     mspaMode: z.enum(['none', 'opt-out-option', 'service-provider']).default(DEFAULT_GPP.mspaMode),
+    // Optional, not defaulted, so experiences saved without it keep their bytes and hashes: absent is national.
+    sections: z
+      .enum(['national', 'state'])
+      .optional()
+      .describe(
+        'national (absent): usnat, with the state’s own section beside it; state: a visitor in a US state with its own GPP section gets that section in place of usnat (usnat where the state has none)',
+      ),
   })
   .strict();
 

@@ -16,7 +16,8 @@ const CHECK_EVERY_MS = 60_000;
 interface Resource {
   name: string;
   url: string;
-  read(text: string): TcfFile;
+  /** Checks the text; `url` names the file (a translation's language can come from its name). */
+  read(text: string, url: string): TcfFile;
 }
 
 /**
@@ -62,6 +63,13 @@ async function claim(services: Services, resource: string): Promise<boolean> {
   return rows.length > 0;
 }
 
+/** A file's URL as messages name it: no user, password or query string. */
+export function shownUrl(url: string): string {
+  const shown = new URL(url);
+  shown.username = shown.password = shown.search = '';
+  return shown.href;
+}
+
 async function fetchOne(services: Services, resource: Resource): Promise<void> {
   const min = services.config.tcf.minRefreshSeconds;
   let keepFor = min;
@@ -69,13 +77,16 @@ async function fetchOne(services: Services, resource: Resource): Promise<void> {
   try {
     // fetch asks for gzip/br and decodes it, as the IAB requires of server-side clients.
     const response = await fetch(resource.url, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), headers: { accept: 'application/json, text/csv' } });
-    if (!response.ok) throw new TcfFileError(`HTTP ${response.status}`);
-    const stored = await storeTcfFile(services.db, resource.read(await response.text()));
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    const stored = await storeTcfFile(services.db, resource.read(await response.text(), resource.url));
     keepFor = Math.max(maxAgeOf(response.headers.get('cache-control')), min);
     services.logger.info({ resource: resource.name, stored, nextInSeconds: keepFor }, 'TCF file fetched');
   } catch (caught) {
-    error = `${resource.url}: ${(caught as Error).message}`;
-    services.logger.warn({ resource: resource.name, err: caught }, 'fetching a TCF file failed; trying again after TCF_GVL_MIN_REFRESH_S');
+    // Kept as the file's last_error, which the console's TCF checklist shows (to members of any project) until a
+    // fetch succeeds: so the URL without credentials or query, in case an operator's mirror carries a token there.
+    error = `${shownUrl(resource.url)}: ${(caught as Error).message}`;
+    const refused = caught instanceof TcfFileError ? 'refused' : 'failed';
+    services.logger.warn({ resource: resource.name, err: caught }, `TCF file ${refused}: ${error}; trying again after TCF_GVL_MIN_REFRESH_S`);
   }
   await services.db.query(
     `UPDATE tcf_fetch_state SET lease_until = NULL, next_fetch_at = now() + make_interval(secs => $2),

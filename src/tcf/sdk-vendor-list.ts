@@ -7,7 +7,7 @@ import { resolveLocale } from '../sdk/config-v2.js';
 import { noPublishedVersion } from '../sdk/errors.js';
 import type { Db } from '../db/prisma.js';
 import type { PublishedTcf, TcfSettings } from './settings.js';
-import { readAcProviders, readTranslation, readVendorList, type AcProvider, type StoredVendorList } from './vendor-list.js';
+import { readAcProviders, readTranslation, readVendorList, type AcProvider, type StandardTexts, type StoredVendorList } from './vendor-list.js';
 
 export const tcfNotEnabled = () => new AppError('tcf_not_enabled', 'The live version of this project does not use IAB TCF');
 export const vendorListMissing = () =>
@@ -25,6 +25,8 @@ export interface SdkVendorList {
   specialFeatures: Declarations['specialFeatures'];
   stacks: Declarations['stacks'];
   dataCategories: NonNullable<Declarations['dataCategories']>;
+  /** The IAB's standard texts (TCF v2.4): `features` introduces the features; English when the translation has none. */
+  standardTexts: StandardTexts;
   vendors: Record<string, Vendor>;
   googleAtps: AcProvider[];
 }
@@ -60,7 +62,7 @@ export async function vendorListAnswer(
   language: string,
 ): Promise<SdkVendorList> {
   const translation = language === 'en' ? null : await readTranslation(db, language);
-  const texts: Declarations = translation ?? list.content;
+  const texts: Declarations & { standardTexts?: StandardTexts } = translation ?? list.content;
   const providers = tcf.googleAtps.length ? ((await readAcProviders(db)) ?? []) : [];
   const atps = new Set(tcf.googleAtps);
   return {
@@ -73,6 +75,7 @@ export async function vendorListAnswer(
     specialFeatures: texts.specialFeatures,
     stacks: texts.stacks,
     dataCategories: texts.dataCategories ?? {},
+    standardTexts: texts.standardTexts ?? list.content.standardTexts ?? {},
     vendors: Object.fromEntries(tcf.vendors.flatMap((id) => (list.content.vendors[id] ? [[String(id), list.content.vendors[id]!]] : []))),
     googleAtps: providers.filter((provider) => atps.has(provider.id)),
   };

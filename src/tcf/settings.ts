@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ValidationIssue } from '../errors.js';
 import { PURPOSE_KEY } from '../consent/validation.js';
 import { isCountryCode } from '../consent/regions.js';
+import type { Vendor } from '@iabtechlabtcf/core';
 import type { StoredVendorList } from './vendor-list.js';
 
 // The `tcf` object of the experience (extensions.md section 11; docs/tcf.md): a project's IAB TCF v2.3 settings,
@@ -80,6 +81,28 @@ export type TcfSettings = z.output<typeof tcfSettingsInput>;
 export type PublishedTcf = TcfSettings & { vendorListVersion: number };
 
 /**
+ * Why the IAB's library would leave a restriction for this vendor out of the TC string, or null when it keeps it
+ * (@iabtechlabtcf/core 1.5.21, `PurposeRestrictionVector.isOkToHave`; CMP API v2 and the string format say a
+ * restriction only switches a flexible purpose's basis or forbids a declared purpose). Refused when the experience is
+ * saved, so a restriction never vanishes from the string unsaid.
+ */
+export function droppedRestriction(type: TcfSettings['restrictions'][number]['type'], purposeId: number, vendor: Vendor): string | null {
+  const onConsent = vendor.purposes.includes(purposeId);
+  const onLegInt = vendor.legIntPurposes.includes(purposeId);
+  const name = `Vendor ${vendor.id}`;
+  if (type === 'notAllowed') return onConsent || onLegInt ? null : `${name} does not declare purpose ${purposeId}, so there is nothing to forbid`;
+  const flexible = vendor.flexiblePurposes.includes(purposeId);
+  if (type === 'requireConsent') {
+    if (flexible && onLegInt) return null;
+    if (onConsent) return `${name} already declares purpose ${purposeId} under consent`;
+    return flexible ? `${name} does not declare purpose ${purposeId}` : `${name} does not declare purpose ${purposeId} as flexible, so its legal basis cannot be changed`;
+  }
+  if (flexible && onConsent) return null;
+  if (onLegInt) return `${name} already declares purpose ${purposeId} under legitimate interest`;
+  return flexible ? `${name} does not declare purpose ${purposeId}` : `${name} does not declare purpose ${purposeId} as flexible, so its legal basis cannot be changed`;
+}
+
+/**
  * What the settings name that the draft or the vendor lists do not hold (at PUT and again at publish, against the
  * vendor list publishing would pin). Paths are relative to the experience.
  */
@@ -118,6 +141,13 @@ export function tcfReferenceIssues(
       known('purposes', id) || issues.push({ path, message: `Purpose ${id} is not in the Global Vendor List version ${list.version}` });
     tcf.specialFeatures.forEach((id, i) => known('specialFeatures', id) || issues.push({ path: at('specialFeatures', i), message: `Special feature ${id} is not in the Global Vendor List version ${list.version}` }));
     tcf.restrictions.forEach((restriction, r) => checkPurpose(at('restrictions', r, 'purposeId'), restriction.purposeId));
+    tcf.restrictions.forEach((restriction, r) =>
+      restriction.vendorIds.forEach((id, i) => {
+        const vendor = list.content.vendors[String(id)];
+        const reason = vendor && chosen.has(id) && droppedRestriction(restriction.type, restriction.purposeId, vendor);
+        if (reason) issues.push({ path: at('restrictions', r, 'vendorIds', i), message: `${reason}: the TC string could not carry this restriction` });
+      }),
+    );
     tcf.publisher?.purposes.forEach((id, i) => checkPurpose(at('publisher', 'purposes', i), id));
     tcf.publisher?.legitimateInterests.forEach((id, i) => checkPurpose(at('publisher', 'legitimateInterests', i), id));
     for (const [key, ids] of Object.entries(tcf.purposeMap)) ids.forEach((id, i) => checkPurpose(at('purposeMap', key, i), id));

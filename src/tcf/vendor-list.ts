@@ -37,23 +37,38 @@ const vendorSchema = z.looseObject({
   deletedDate: z.string().optional(),
 });
 
+// TCF v2.4 (Policies 5.0.b): the IAB's standard texts, in the list's language; `features` introduces the features.
+// @iabtechlabtcf/core 1.5.21's GVL drops the field, so it is read and kept from the file as published.
+const standardTexts = z.looseObject({ features: z.string().optional() }).optional();
+
 const vendorListSchema = z.looseObject({
   gvlSpecificationVersion: z.literal(3, 'Only the GVL v3 format (gvlSpecificationVersion 3) is read'),
   vendorListVersion: z.number().int().positive(),
   tcfPolicyVersion: z.number().int().positive(),
   lastUpdated: z.string().refine((value) => !Number.isNaN(Date.parse(value)), 'Must be a date'),
   ...declarations,
+  standardTexts,
   vendors: mapOf(vendorSchema),
 });
 
+const LANGUAGE = /^[a-z]{2}(-[a-z]{2,4})?$/i;
+// The IAB's files may carry no `language`: it is then the one in the file's name (purposes-<lang>.json).
 const translationSchema = z.looseObject({
-  language: z.string().regex(/^[a-z]{2}(-[a-z]{2,4})?$/i, 'Must be a language code'),
+  language: z.string().regex(LANGUAGE, 'Must be a language code').optional(),
   vendorListVersion: z.number().int().positive(),
   ...declarations,
+  standardTexts,
 });
 
-export type StoredVendorList = { version: number; tcfPolicyVersion: number; content: VendorList & { vendors: Record<string, Vendor> } };
-export type Translation = Declarations & { language: string; vendorListVersion: number };
+export interface StandardTexts {
+  features?: string;
+}
+export type StoredVendorList = {
+  version: number;
+  tcfPolicyVersion: number;
+  content: VendorList & { vendors: Record<string, Vendor>; standardTexts?: StandardTexts };
+};
+export type Translation = Declarations & { language: string; vendorListVersion: number; standardTexts?: StandardTexts };
 export interface AcProvider {
   id: number;
   name: string;
@@ -71,7 +86,17 @@ export type TcfFile =
   | { kind: 'translation'; translation: Translation }
   | { kind: 'ac-providers'; providers: AcProvider[] };
 
-export function parseTcfFile(text: string): TcfFile {
+/** The language a translation file's name says (`purposes-fr.json`, `purposes-pt-br.json`), lower case; null when none. */
+export function languageOfFileName(name: string): string | null {
+  const match = /(?:^|[/\\])purposes-([a-z]{2}(?:-[a-z]{2,4})?)\.json$/i.exec(name);
+  return match ? match[1]!.toLowerCase() : null;
+}
+
+/**
+ * A fetched or imported file, checked. `name` is its URL or path: a translation file without a `language` field
+ * takes the language of its name, and one whose field disagrees with its name is refused.
+ */
+export function parseTcfFile(text: string, name = ''): TcfFile {
   const trimmed = text.trimStart();
   if (!trimmed.startsWith('{')) return { kind: 'ac-providers', providers: parseAcProviders(text) };
   let json: unknown;
@@ -87,20 +112,37 @@ export function parseTcfFile(text: string): TcfFile {
   }
   const parsed = translationSchema.safeParse(json);
   if (!parsed.success) throw new TcfFileError(`Not a GVL v3 translation (purposes-<lang>.json): ${problems(parsed.error)}`);
-  return { kind: 'translation', translation: { ...(parsed.data as unknown as Translation), language: parsed.data.language.toLowerCase() } };
+  const named = languageOfFileName(name);
+  const field = parsed.data.language?.toLowerCase();
+  if (field && named && field !== named) throw new TcfFileError(`Its language field says ${field} but its name says ${named}`);
+  const language = field ?? named;
+  if (!language) throw new TcfFileError('A translation file without a language field must be named purposes-<lang>.json');
+  return { kind: 'translation', translation: { ...(parsed.data as unknown as Translation), language } };
 }
+
+const AC_HEADER = ['provider_id', 'provider_name', 'policy_url', 'domains'];
 
 /** Google's list: `provider_id,provider_name,policy_url,domains` with a header line (csv-parse handles the quoting). */
 export function parseAcProviders(text: string): AcProvider[] {
+  const expected = AC_HEADER.join(',');
   let rows: Record<string, string>[];
   try {
-    rows = parseCsv(text, { columns: true, skip_empty_lines: true, trim: true, bom: true });
+    rows = parseCsv(text, {
+      // The header Google publishes, exactly (quoted or not: csv-parse reads both); a file that does not start with
+      // it is some other file (an HTML error page, another CSV), refused rather than read as providers.
+      columns: (header: string[]) => {
+        if (header.join(',') !== expected) throw new TcfFileError(`Not the Additional Consent providers list: its first line must be ${expected}, not ${header.join(',').slice(0, 120)}`);
+        return header;
+      },
+      skip_empty_lines: true,
+      trim: true,
+      bom: true,
+    });
   } catch (error) {
-    throw new TcfFileError(`Not a CSV: ${(error as Error).message}`);
+    if (error instanceof TcfFileError) throw error;
+    throw new TcfFileError(`Not the Additional Consent providers list (${expected}): ${(error as Error).message}`);
   }
-  if (!rows.length || !('provider_id' in rows[0]!) || !('provider_name' in rows[0]!)) {
-    throw new TcfFileError('Not the Additional Consent providers list: expected the columns provider_id,provider_name,policy_url,domains');
-  }
+  if (!rows.length) throw new TcfFileError(`Not the Additional Consent providers list: no provider after the line ${expected}`);
   return rows.map((row, i) => {
     const id = Number(row.provider_id);
     if (!Number.isInteger(id) || id < 1) throw new TcfFileError(`Line ${i + 2}: provider_id is not a positive integer`);

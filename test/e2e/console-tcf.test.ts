@@ -5,7 +5,8 @@
 import type { Browser, FrameLocator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from '../helpers/server.js';
-import { startGvlServer, type GvlServer } from '../helpers/tcf-gvl-server.js';
+import { gvlFixture, startGvlServer, type GvlServer } from '../helpers/tcf-gvl-server.js';
+import { refreshTcfFiles } from '../../src/tcf/refresh.js';
 import { addMember } from '../../src/admin/members.js';
 import { ARTIFACTS, axeViolations, enabledChangeControls } from './console-harness.js';
 import { launchChromium, setupProject, startService, type SiteProject } from './harness.js';
@@ -115,10 +116,10 @@ describe('console: IAB TCF', () => {
       await page.getByLabel('Search providers').fill('audience');
       await page.getByLabel(/Fixture Audience, Inc\./).check();
 
-      // A restriction: purpose 2 requires consent from Fixture Ads SA.
+      // A restriction: purpose 7 (legitimate interest, flexible for it) requires consent from Fixture Ads SA.
       await page.getByRole('button', { name: 'Add a restriction' }).click();
       const restriction = page.locator('[data-restriction="0"]');
-      await restriction.getByRole('combobox', { name: /^Purpose/ }).selectOption({ label: '2. Use limited data to select advertising' });
+      await restriction.getByRole('combobox', { name: /^Purpose/ }).selectOption({ label: '7. Measure advertising performance' });
       await restriction.getByRole('combobox', { name: /^Restriction/ }).selectOption({ label: 'Require consent' });
       await restriction.getByLabel(/Fixture Ads SA/).check();
 
@@ -144,7 +145,7 @@ describe('console: IAB TCF', () => {
         vendors: [1, 2],
         googleAtps: [89],
         specialFeatures: [1],
-        restrictions: [{ purposeId: 2, vendorIds: [1], type: 'requireConsent' }],
+        restrictions: [{ purposeId: 7, vendorIds: [1], type: 'requireConsent' }],
         publisher: { purposes: [1], legitimateInterests: [] },
         purposeMap: { analytics: [8, 9] },
       });
@@ -236,6 +237,41 @@ describe('console: IAB TCF', () => {
       // Publishing agrees: nothing refused.
       const published = await server.request('POST', `/api/platform/projects/${project.projectId}/consent/publish`, { token: project.ownerToken });
       expect(published.status, published.text).toBe(201);
+
+      // TCF v2.4 (section 15): the screen shows the list's age and the IAB's standard texts.
+      await page.goto(`${base}/consent/tcf`);
+      const held = page.locator('[data-list="held"]');
+      await held.waitFor();
+      const listDate = gvlFixture(1).lastUpdated.slice(0, 10);
+      const days = Math.floor((Date.now() - Date.parse(gvlFixture(1).lastUpdated)) / 86_400_000);
+      expect(await held.textContent()).toContain(`updated ${listDate} (${days === 0 ? 'today' : days === 1 ? 'yesterday' : `${days} days ago`})`);
+      const texts = page.locator('[data-list="standard-texts"]');
+      expect(await texts.textContent()).toContain(gvlFixture(1).standardTexts.features);
+      expect(await texts.textContent()).toContain(gvlFixture(1).features['1'].name);
+      await shoot(page, 'tcf-standard-texts');
+
+      // A wrong file at the AC list's URL: refused, its URL and the reason on the screen and in the checklist; the
+      // list held before stays live. Served right again, the item is done.
+      gvl.serveAcList('id,name\n39,Somebody\n');
+      await server.services.db.query(`UPDATE tcf_fetch_state SET next_fetch_at = now() - interval '1 second' WHERE resource = 'ac-providers'`);
+      await refreshTcfFiles(server.services);
+      await page.reload();
+      const refused = page.locator('[data-list="problems"]');
+      await refused.waitFor();
+      expect(await refused.textContent()).toContain(`${gvl.acProvidersUrl}: Not the Additional Consent providers list: its first line must be provider_id,provider_name,policy_url,domains, not id,name`);
+      expect(await axeViolations(page)).toEqual([]);
+      await shoot(page, 'tcf-refused-file');
+      await page.goto(base);
+      await step('tcf-files').waitFor();
+      expect(await step('tcf-files').getAttribute('class')).toContain('todo');
+      expect(await step('tcf-files').textContent()).toContain(gvl.acProvidersUrl);
+      await shoot(page, 'tcf-checklist-refused-file');
+      gvl.serveAcList(null);
+      await server.services.db.query(`UPDATE tcf_fetch_state SET next_fetch_at = now() - interval '1 second' WHERE resource = 'ac-providers'`);
+      await refreshTcfFiles(server.services);
+      await page.reload();
+      await step('tcf-files').waitFor();
+      await expect.poll(() => step('tcf-files').getAttribute('class')).toContain('done');
       expect(problems).toEqual([]);
     } catch (error) {
       await page.screenshot({ path: `${ARTIFACTS}/failed-tcf.png`, fullPage: true }).catch(() => {});

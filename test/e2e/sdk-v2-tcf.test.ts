@@ -6,10 +6,11 @@
 // The service's TCF side (the `tcf` experience, the vendor-list route) is built on another branch: tcf-site.ts
 // plays the service on loopback with exactly the published shapes, from the shared GVL fixture in test/fixtures/tcf/.
 import { GppModel } from '@iabgpp/cmpapi';
-import { TCString } from '@iabtechlabtcf/core';
+import { GVL, Segment, TCString } from '@iabtechlabtcf/core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { launchChromiumForSites } from './site-v2.js';
+import { gvlFixture } from '../helpers/tcf-gvl-server.js';
 import { CMP_ID, defaultPublished, startTcfSite, type Published, type TcfSite } from './tcf-site.js';
 
 let site: TcfSite;
@@ -137,6 +138,16 @@ describe('IAB TCF in the browser', () => {
     expect(inFrame.ping).toMatchObject({ apiVersion: expect.any(String) });
     expect(await frame.evaluate(() => (window as unknown as { stringPing: unknown }).stringPing)).toMatchObject({ cmpLoaded: expect.any(Boolean), apiVersion: expect.any(String) });
     expect(inFrame.events.at(-1)!.tcString).toBe(done.tcString);
+
+    // The loaded CMP answers a call posted as a JSON string with a JSON string, an object call with an object
+    // (the IAB's reference stub does both), and says the same apiVersion as the stub did (the IAB's stub: "2").
+    await frame.evaluate(() => (window as unknown as { stringCall: (c: string, id: string) => void }).stringCall('ping', 's2'));
+    const answers = () => frame.evaluate(() => (window as unknown as { answers: Record<string, { as: string; returnValue: { cmpLoaded: boolean; apiVersion: string } }> }).answers);
+    await expect.poll(async () => (await answers()).s2).toBeTruthy();
+    const stubPing = await page.evaluate(() => (window as unknown as { stubPing: { apiVersion: string } }).stubPing);
+    expect((await answers()).s2).toEqual({ as: 'string', returnValue: expect.objectContaining({ cmpLoaded: true, apiVersion: stubPing.apiVersion }) });
+    expect(stubPing.apiVersion).toBe('2');
+    expect((await answers()).c1).toMatchObject({ as: 'object' });
   });
 
   it('a returning visitor: tcloaded with the stored string, no banner; getTCData and getVendorList after tcf.js took over', async () => {
@@ -220,6 +231,72 @@ describe('IAB TCF in the browser', () => {
     await expect.poll(() => page.locator('[data-tcf="second-layer"]').count()).toBe(0);
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('privacy-settings');
     expect(await page.locator('[data-tcf="first-layer"]').count()).toBe(0);
+  });
+
+  it('TCF v2.4: no legitimate-interest bit for vendors without a legitimate-interest purpose; a string stored before keeps working and loses it when next saved; features with the IAB’s standard text', async () => {
+    // Vendor 1 declares legitimate-interest purposes; vendor 2 consent purposes and a special purpose; vendor 3 only
+    // special purposes. The IAB's library 1.5.21 gives 2 and 3 the bit (the 2.2/2.3 workaround that 2.4 removed).
+    await visit();
+    await waitForEvent('cmpuishown');
+    const shown = TCString.decode((await events()).find((e) => e.eventStatus === 'cmpuishown')!.tcString);
+    expect(ids(shown.vendorLegitimateInterests)).toEqual([1]);
+    await page.locator('[data-consent="accept-all"]').click();
+    await waitForEvent('useractioncomplete');
+    const accepted = TCString.decode((await events()).at(-1)!.tcString);
+    expect(ids(accepted.vendorLegitimateInterests)).toEqual([1]);
+    expect(ids(accepted.vendorsDisclosed)).toEqual([1, 2, 3]);
+    expect([accepted.policyVersion, accepted.vendorListVersion]).toEqual([5, 1]);
+
+    // A string as it was stored before 2.4: the library itself, fed every vendor's legitimate interest, sets the bit.
+    const before = TCString.decode((await events()).at(-1)!.tcString);
+    before.gvl = new GVL(gvlFixture(1));
+    await before.gvl.readyPromise;
+    before.vendorLegitimateInterests.set([1, 2, 3]);
+    const old = TCString.encode(before, { segments: [Segment.CORE, Segment.VENDORS_DISCLOSED, Segment.PUBLISHER_TC] });
+    expect(ids(TCString.decode(old).vendorLegitimateInterests)).toEqual([1, 2, 3]);
+    await page.evaluate((tcString) => {
+      const key = 'consent:tcf:prj_tcf';
+      localStorage.setItem(key, JSON.stringify({ ...JSON.parse(localStorage.getItem(key)!), tcString }));
+    }, old);
+
+    // Not asked again: the stored string is loaded as it is.
+    await visit();
+    await waitForEvent('tcloaded');
+    expect((await events()).map((e) => e.eventStatus)).toEqual(['tcloaded']);
+    expect((await events())[0]!.tcString).toBe(old);
+    expect(await page.locator('[data-tcf="first-layer"]').count()).toBe(0);
+
+    // The second layer: features in a section of their own, the list's standard text above them, no controls.
+    await page.evaluate(() => (window as unknown as { consent: { showPreferences(): void } }).consent.showPreferences());
+    const second = page.locator('[data-tcf="second-layer"]');
+    await expect.poll(() => second.isVisible()).toBe(true);
+    expect(await second.locator('[data-tcf="features-text"]').textContent()).toBe(gvlFixture(1).standardTexts.features);
+    expect(await second.locator('[data-tcf-feature]').evaluateAll((els) => els.map((el) => el.getAttribute('data-tcf-feature')))).toEqual(['1', '3']);
+    expect(await second.locator('[data-tcf-feature="1"]').textContent()).toContain(gvlFixture(1).features['1'].name);
+    expect(await second.locator('[data-tcf-feature] input').count()).toBe(0);
+    await second.locator('[data-tcf="features-text"]').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: 'test-artifacts/tcf-second-layer-features.png' });
+
+    // Saved again: re-encoded without the bits.
+    await second.locator('[data-consent="save"]').click();
+    await expect.poll(async () => (await events()).filter((e) => e.eventStatus === 'useractioncomplete').length).toBe(1);
+    const resaved = TCString.decode((await events()).at(-1)!.tcString);
+    expect(ids(resaved.vendorLegitimateInterests)).toEqual([1]);
+    expect(receipts.at(-1)!.tcf).toMatchObject({ tcString: (await events()).at(-1)!.tcString });
+  });
+
+  it('every name comes from the held list: version 2 renamed special feature 2, and both layers say the new name', async () => {
+    published = site.published = { ...published, vendorListVersion: 2, vendors: [1, 2, 3, 4], specialFeatures: [2] };
+    await visit();
+    await waitForEvent('cmpuishown');
+    const renamed = gvlFixture(2).specialFeatures['2'].name;
+    expect(renamed).not.toBe(gvlFixture(1).specialFeatures['2'].name);
+    expect(await page.locator('[data-tcf="first-layer"]').textContent()).toContain(renamed);
+    await page.locator('[data-consent="manage"]').click();
+    const second = page.locator('[data-tcf="second-layer"]');
+    await expect.poll(() => second.isVisible()).toBe(true);
+    expect(await second.textContent()).toContain(renamed);
+    expect(await second.textContent()).not.toContain(gvlFixture(1).specialFeatures['2'].name);
   });
 
   it('Reject all refuses every consent and objects to every legitimate interest', async () => {

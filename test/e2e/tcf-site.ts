@@ -89,9 +89,9 @@ function config(p: Published) {
 
 function vendorList(p: Published) {
   const gvl = fixture(p.vendorListVersion);
-  const { vendorListVersion, tcfPolicyVersion, purposes, specialPurposes, features, specialFeatures, stacks, dataCategories } = gvl;
+  const { vendorListVersion, tcfPolicyVersion, purposes, specialPurposes, features, specialFeatures, stacks, dataCategories, standardTexts } = gvl;
   const vendors = Object.fromEntries(p.vendors.map((id) => [String(id), gvl.vendors[id]]));
-  return { vendorListVersion, tcfPolicyVersion, language: 'en', purposes, specialPurposes, features, specialFeatures, stacks, dataCategories, vendors, googleAtps: ATPS };
+  return { vendorListVersion, tcfPolicyVersion, language: 'en', purposes, specialPurposes, features, specialFeatures, stacks, dataCategories, standardTexts, vendors, googleAtps: ATPS };
 }
 
 // An ad tag in the page's <head>, right after the stub and before consent.js: listens, pings, keeps what it
@@ -114,7 +114,11 @@ function tcfapi(command, callback, parameter) {
 addEventListener('message', function (e) { var r = e.data && e.data.__tcfapiReturn; if (r && callbacks[r.callId]) callbacks[r.callId](r.returnValue, r.success); });
 // A call as a JSON string gets its answer as one (CMP API v2, "Using postMessage"); messages that are no call
 // (not JSON, null) are left alone.
+// Every answer is kept by callId with the type it came as.
+window.answers = {};
+addEventListener('message', function (e) { var r = (typeof e.data == 'string' ? JSON.parse(e.data) : e.data || {}).__tcfapiReturn; if (r) answers[r.callId] = { as: typeof e.data, returnValue: r.returnValue }; });
 addEventListener('message', function (e) { if (typeof e.data == 'string') { var r = JSON.parse(e.data).__tcfapiReturn; if (r && r.callId === 's1') window.stringPing = r.returnValue; } });
+window.stringCall = function (command, callId) { cmp.postMessage(JSON.stringify({ __tcfapiCall: { command: command, version: 2, callId: callId } }), '*'); };
 window.found = !!cmp; window.frameEvents = [];
 if (cmp) {
   tcfapi('ping', function (p) { window.framePing = p; });

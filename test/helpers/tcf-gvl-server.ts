@@ -17,6 +17,8 @@ export interface GvlServer {
   requests: string[];
   /** Which version vendor-list.json answers from now on. */
   publish(version: 1 | 2): void;
+  /** What the AC list's URL answers from now on (another file, as a misconfigured URL would); null: the fixture. */
+  serveAcList(text: string | null): void;
   /** The Cache-Control max-age the files are served with (seconds). */
   maxAge(seconds: number): void;
   close(): Promise<void>;
@@ -30,12 +32,13 @@ export async function startGvlServer(options: { version?: 1 | 2; maxAgeSeconds?:
   let current = options.version ?? 1;
   let maxAge = options.maxAgeSeconds ?? 604800;
   const requests: string[] = [];
+  let acList: string | null = null;
   const files = (path: string): string | undefined => {
     if (path === '/v3/vendor-list.json') return readTcfFixture(`vendor-list-v${current}.json`);
     const archive = /^\/v3\/archives\/vendor-list-v(\d+)\.json$/.exec(path);
     if (archive && ['1', '2'].includes(archive[1]!)) return readTcfFixture(`vendor-list-v${archive[1]}.json`);
     if (path === '/v3/purposes-fr.json') return readTcfFixture('purposes-fr.json');
-    if (path === '/ac/additional-consent-providers.csv') return readTcfFixture('additional-consent-providers.csv');
+    if (path === '/ac/additional-consent-providers.csv') return acList ?? readTcfFixture('additional-consent-providers.csv');
     return undefined;
   };
   const server = createServer((req, res) => {
@@ -59,6 +62,7 @@ export async function startGvlServer(options: { version?: 1 | 2; maxAgeSeconds?:
     acProvidersUrl: `${base}/ac/additional-consent-providers.csv`,
     requests,
     publish: (version) => void (current = version),
+    serveAcList: (text) => void (acList = text),
     maxAge: (seconds) => void (maxAge = seconds),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

@@ -1391,6 +1391,11 @@ export interface components {
                  * @enum {string}
                  */
                 mspaMode: "none" | "opt-out-option" | "service-provider";
+                /**
+                 * @description national (absent): usnat, with the state’s own section beside it; state: a visitor in a US state with its own GPP section gets that section in place of usnat (usnat where the state has none)
+                 * @enum {string}
+                 */
+                sections?: "national" | "state";
             };
             /** @description IAB TCF v2.3 and Google Additional Consent (docs/tcf.md); absent: no TCF */
             tcf?: {
@@ -1576,6 +1581,13 @@ export interface components {
                 } & {
                     [key: string]: unknown;
                 };
+            };
+            /** @description The IAB’s standard texts of the pinned list (GVL `standardTexts`, TCF v2.4), in `language` where its file has them, else English; {} when the list has none */
+            standardTexts: {
+                /** @description Introduces the features: shown above them as it is, without controls */
+                features?: string;
+            } & {
+                [key: string]: unknown;
             };
             /** @description The live version’s vendors as the GVL declares them (purposes, legitimate interests, special purposes, features, retention, data categories, storage disclosures, privacy URLs) */
             vendors: {
@@ -4066,6 +4078,11 @@ export interface operations {
                          * @enum {string}
                          */
                         mspaMode?: "none" | "opt-out-option" | "service-provider";
+                        /**
+                         * @description national (absent): usnat, with the state’s own section beside it; state: a visitor in a US state with its own GPP section gets that section in place of usnat (usnat where the state has none)
+                         * @enum {string}
+                         */
+                        sections?: "national" | "state";
                     };
                     /** @description IAB TCF v2.3 and Google Additional Consent (docs/tcf.md); absent: no TCF */
                     tcf?: {
@@ -5131,6 +5148,11 @@ export interface operations {
                                 mspaCoveredTransaction: boolean;
                                 /** @enum {string} */
                                 mspaMode: "none" | "opt-out-option" | "service-provider";
+                                /**
+                                 * @description state: the US state’s own GPP section in place of usnat where one exists; absent: national
+                                 * @enum {string}
+                                 */
+                                sections?: "national" | "state";
                             };
                             /** @description IAB TCF settings as published, with the pinned vendorListVersion (docs/tcf.md); absent: no TCF */
                             tcf?: {

@@ -65,3 +65,11 @@ export function messagesAt(issues: Issue[], ...path: string[]): string[] {
 
 /** Every message of a failed save that is not a field's (shown once in the save bar). */
 export const otherMessages = (error: unknown) => (issuesOf(error).length ? [] : errorMessages(error));
+
+const DAY_MS = 86_400_000;
+
+/** How old a vendor list is, from its `lastUpdated`: "today", "yesterday", "12 days ago" (the browser's Intl). */
+export function listAge(lastUpdated: string, now = Date.now()): string {
+  const days = Math.max(0, Math.floor((now - Date.parse(lastUpdated)) / DAY_MS));
+  return new Intl.RelativeTimeFormat('en', { numeric: 'auto' }).format(-days, 'day');
+}

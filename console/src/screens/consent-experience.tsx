@@ -459,7 +459,7 @@ function TcfLink({ projectId, experience }: { projectId: string; experience: Exp
     <>
       <h2>IAB TCF</h2>
       <p className="hint">
-        {tcf?.enabled ? `On, with ${tcf.vendors?.length ?? 0} vendor${tcf.vendors?.length === 1 ? '' : 's'}.` : 'Off.'} The IAB TCF v2.3 banner and
+        {tcf?.enabled ? `On, with ${tcf.vendors?.length ?? 0} vendor${tcf.vendors?.length === 1 ? '' : 's'}.` : 'Off.'} The IAB TCF v2.4 banner and
         Google’s Additional Consent are set on their own screen (saved into this experience).{' '}
         {organization && <Link href={paths.projectScreen(organization.id, projectId, 'consent/tcf')}>Open the IAB TCF settings</Link>}
       </p>

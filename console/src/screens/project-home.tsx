@@ -81,6 +81,16 @@ function tcfSteps(project: Project): Step[] {
       unmapped.length === 0,
       unmapped.length ? `Optional purposes not mapped to TCF purposes: ${unmapped.join(', ')} (each gets its own switch in the second layer).` : 'Every optional purpose follows TCF purposes.',
     ),
+    // Files of the IAB or Google the service refused or could not fetch: each message names the URL.
+    {
+      ...step(
+        'tcf-files',
+        'IAB TCF: the service reads the IAB’s and Google’s files',
+        consent.tcfFileProblems.length === 0,
+        consent.tcfFileProblems.length ? consent.tcfFileProblems.join(' ') : 'Every file was read at the last try.',
+      ),
+      problem: consent.tcfFileProblems.length > 0,
+    },
     ...(others.length
       ? [step('tcf-settings', 'IAB TCF: fix the settings publishing refuses', false, others.map((i) => `${i.path.join('.')}: ${i.message}`).join(' '))]
       : []),

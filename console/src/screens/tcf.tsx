@@ -13,7 +13,7 @@ import { SaveConsentExperienceDocument, TcfAtpsDocument, TcfScreenDocument, TcfV
 import { stable, type Experience } from '../lib/consent-model';
 import { useCan, useProjectContext } from '../lib/context';
 import { paths, type ScreenProps } from '../lib/screen';
-import { issuesOf, messagesAt, otherMessages, RESTRICTION_TYPES, tcfOf, toggled, type Issue, type RestrictionType, type TcfSettings } from '../lib/tcf-model';
+import { issuesOf, listAge, messagesAt, otherMessages, RESTRICTION_TYPES, tcfOf, toggled, type Issue, type RestrictionType, type TcfSettings } from '../lib/tcf-model';
 import { PagerControls, usePager } from './parts/pager';
 import './parts/screens.css';
 import './tcf.css';
@@ -36,7 +36,7 @@ export default function TcfScreen({ params }: ScreenProps) {
         {organization && <Link href={paths.projectScreen(organization.id, projectId, 'consent')}>Back to the consent editor</Link>}
       </div>
       <p className="hint">
-        The IAB Transparency and Consent Framework v2.3 banner (two layers, a TC string with every receipt) and Google’s Additional Consent. Saved
+        The IAB Transparency and Consent Framework v2.4 banner (two layers, a TC string with every receipt) and Google’s Additional Consent. Saved
         into the draft’s experience; visitors see it once you publish.
       </p>
       <QueryState result={result} retry={() => refetch({ requestPolicy: 'network-only' })}>
@@ -82,7 +82,7 @@ function Editor({ projectId, data, reload }: { projectId: string; data: Data; re
             You are a Viewer in this organization: you can read these settings but not change them.
           </p>
         )}
-        <ListStatus list={list} />
+        <ListStatus list={list} problems={data.consentConfiguration.tcfFileProblems} />
         <fieldset disabled={!canEdit} className="plain">
           <legend className="visually-hidden">Banner and CMP</legend>
 
@@ -278,20 +278,62 @@ function Editor({ projectId, data, reload }: { projectId: string; data: Data; re
   );
 }
 
-function ListStatus({ list }: { list: Data['tcfVendorList'] }) {
+/**
+ * The vendor list held (its version, policy version and age), the IAB's standard text for features as tcf.js shows it
+ * (TCF v2.4), and any file of the IAB's or Google's the service could not read at its last try, with the URL.
+ */
+function ListStatus({ list, problems }: { list: Data['tcfVendorList']; problems: string[] }) {
+  const refused = problems.length > 0 && (
+    <div className="state error" role="note" aria-labelledby="tcf-files-title" data-list="problems">
+      <p className="error-title" id="tcf-files-title">
+        The service could not read {problems.length === 1 ? 'this file' : 'these files'} at its last try
+      </p>
+      <ul>
+        {problems.map((problem) => (
+          <li key={problem}>{problem}</li>
+        ))}
+      </ul>
+      <p className="hint">Check TCF_GVL_URL and TCF_AC_PROVIDERS_URL; the service tries again after TCF_GVL_MIN_REFRESH_S.</p>
+    </div>
+  );
   if (!list) {
     return (
-      <p className="note" role="note" data-list="missing">
-        No Global Vendor List is held yet. The service fetches it when a project turns TCF on (save with “Show the IAB TCF banner” ticked); an
-        offline installation imports it with <code>npm run admin -- tcf import</code>.
-      </p>
+      <>
+        {refused}
+        <p className="note" role="note" data-list="missing">
+          No Global Vendor List is held yet. The service fetches it when a project turns TCF on (save with “Show the IAB TCF banner” ticked); an
+          offline installation imports it with <code>npm run admin -- tcf import</code>.
+        </p>
+      </>
     );
   }
   return (
-    <p className="hint" data-list="held">
-      Global Vendor List version {list.version} (policy version {list.tcfPolicyVersion}, updated {list.lastUpdated.slice(0, 10)}): the next publish
-      pins it.
-    </p>
+    <>
+      {refused}
+      <p className="hint" data-list="held">
+        Global Vendor List version {list.version} (policy version {list.tcfPolicyVersion}), updated {list.lastUpdated.slice(0, 10)} (
+        {listAge(list.lastUpdated)}): the next publish pins it.
+      </p>
+      <details className="tcf-texts" data-list="standard-texts" open>
+        <summary>The IAB’s standard texts (shown in the banner’s second layer as they are)</summary>
+        {list.standardTexts?.features ? (
+          <>
+            <p>
+              <strong>Features.</strong> {list.standardTexts.features}
+            </p>
+            <ul>
+              {list.features.map((feature) => (
+                <li key={feature.id}>
+                  {feature.id}. {feature.name}
+                </li>
+              ))}
+            </ul>
+          </>
+        ) : (
+          <p className="hint">This vendor list has no standard texts (lists before TCF v2.4): the features are shown without one.</p>
+        )}
+      </details>
+    </>
   );
 }
 

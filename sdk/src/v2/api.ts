@@ -46,6 +46,8 @@ export interface TcfSettings {
 export interface GppSettings {
   mspaCoveredTransaction: boolean;
   mspaMode: 'none' | 'opt-out-option' | 'service-provider';
+  /** `state`: a visitor in a US state with its own GPP section gets that section in place of usnat; absent: `national`. */
+  sections?: 'national' | 'state';
 }
 
 /** What the visitor did; sent as the receipt's `action`. */

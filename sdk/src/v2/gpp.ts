@@ -3,7 +3,8 @@
 // the `__gpp` CMP API (ping, addEventListener, removeEventListener, hasSection, getSection, getField) are the
 // IAB Tech Lab's own library, @iabgpp/cmpapi (Apache-2.0); this file only says what goes into the string.
 import { CmpApi, CmpDisplayStatus, CmpStatus, GppModel, Sections, SignalStatus, TcfEuV2, UsNat } from '@iabgpp/cmpapi';
-import type { SdkConfig } from './api';
+import type { GppSettings, SdkConfig } from './api';
+import { locatorProxy } from './locator';
 
 /**
  * What goes into the string: the config answer (its jurisdiction code, `US-CA`, and the operator's MSPA
@@ -25,10 +26,17 @@ export interface GppApi {
 const CMP_ID = 0;
 const CMP_VERSION = 2;
 
-/** usnat, and the state's own section where the IAB defines one (`US-CA` → usca; the library knows which). */
-function sectionsFor(code?: string): [name: string, id: number][] {
+/**
+ * The US sections to encode, the one in force first. `national` (the default): usnat, with the state's own section
+ * riding along where the IAB defines one (`US-CA` → usca). `state` (experience.gpp.sections): the state's own
+ * section alone where there is one, usnat elsewhere. Which states have a section is the IAB library's list.
+ */
+function sectionsFor(code: string | undefined, sections: GppSettings['sections']): [name: string, id: number][] {
   const state = code && /^US-[A-Z]{2}$/.test(code) ? 'us' + code.slice(3).toLowerCase() : '';
-  return [...Sections.SECTION_ID_NAME_MAP].filter(([, name]) => name == UsNat.NAME || name == state).map(([id, name]) => [name, id]);
+  const own = [...Sections.SECTION_ID_NAME_MAP].find(([, name]) => name == state);
+  const usnat: [string, number] = [UsNat.NAME, UsNat.ID];
+  if (!own) return [usnat];
+  return sections == 'state' ? [[own[1], own[0]]] : [usnat, [own[1], own[0]]];
 }
 
 /**
@@ -60,7 +68,7 @@ function fields(mspa: SdkConfig['experience']['gpp'], optedOut: boolean, gpc: bo
 export function encode(...[config, optedOut, gpc]: Input): string {
   const m = new GppModel();
   const values = fields(config.experience.gpp, optedOut, gpc);
-  for (const [section] of sectionsFor(config.jurisdiction?.code)) {
+  for (const [section] of sectionsFor(config.jurisdiction?.code, config.experience.gpp?.sections)) {
     // Creates the section; then only the fields it has.
     m.setFieldValue(section, 'MspaCoveredTransaction', values.MspaCoveredTransaction);
     for (const [name, value] of Object.entries(values)) if (m.hasField(section, name)) m.setFieldValue(section, name, value);
@@ -70,49 +78,6 @@ export function encode(...[config, optedOut, gpc]: Input): string {
 
 let api: CmpApi | undefined;
 
-/**
- * The GPP API for frames (ads in iframes of other origins): they find this window by the `__gppLocator`
- * frame's name and post `{ __gppCall: { command, parameter, version, callId } }`; the answer goes back as
- * `{ __gppReturn: { returnValue, success, callId } }`, as a string when the call came as one. The library
- * has no such part.
- */
-function crossFrame(): void {
-  if (!document.querySelector('iframe[name="__gppLocator"]')) {
-    const locator = document.createElement('iframe');
-    locator.name = '__gppLocator';
-    locator.style.display = 'none';
-    locator.setAttribute('aria-hidden', 'true');
-    (document.body || document.documentElement).append(locator);
-  }
-  addEventListener('message', (event) => {
-    let data = event.data;
-    const asString = typeof data == 'string';
-    try {
-      if (asString) data = JSON.parse(data);
-    } catch {
-      return;
-    }
-    const call = data?.__gppCall;
-    if (!call || typeof call.command != 'string') return;
-    const __gpp = (window as unknown as { __gpp: (...args: unknown[]) => void }).__gpp;
-    __gpp(
-      call.command,
-      (returnValue: unknown, success: boolean) => {
-        const answer = { __gppReturn: { returnValue, success, callId: call.callId } };
-        (event.source as Window | null)?.postMessage(asString ? JSON.stringify(answer) : answer, '*');
-      },
-      call.parameter,
-      call.version,
-    );
-  });
-}
-
-/**
- * Publishes through the IAB library. Events go out only for what changed, so a listener hears each change once:
- * a new string is bracketed by `signalStatus` "not ready" and "ready" (GPP CMP API: not ready while the CMP
- * updates its data), with `sectionChange` for each section whose encoding changed in between; the display
- * status when it changes; `cmpStatus` "loaded" once.
- */
 /** The first publication takes the stub over (its queue is replayed by the caller, once the string is set). */
 function start(): unknown[][] {
   const w = window as unknown as { __gpp?: (...args: unknown[]) => unknown };
@@ -129,7 +94,9 @@ function start(): unknown[][] {
     }
     w.__gpp = (command?: unknown) => (command == 'events' && stub?.('events')) || [];
     api = new CmpApi(CMP_ID, CMP_VERSION);
-    crossFrame();
+    // Frames (ads in iframes of other origins) find this window by the `__gppLocator` frame (the library has no
+    // such part): the proxy the TCF stub uses too.
+    locatorProxy('__gpp');
   }
   return queued;
 }
@@ -163,8 +130,9 @@ function announce(string: string, sections: [name: string, id: number][], applic
  * status when it changes; `cmpStatus` "loaded" once.
  */
 export function publish(shown: boolean, ...input: Input): string {
-  // usnat is the section in force (the national approach); the state's section rides along for readers of it.
-  return announce(encode(...input), sectionsFor(input[0].jurisdiction?.code), [UsNat.ID], shown, start());
+  // The first section is the one in force (usnat in the national approach; the state's own with `state`).
+  const sections = sectionsFor(input[0].jurisdiction?.code, input[0].experience.gpp?.sections);
+  return announce(encode(...input), sections, [sections[0]![1]], shown, start());
 }
 
 /** The IAB TCF EU v2 section (id 2): the TC string itself, the same decision as `__tcfapi` answers. */

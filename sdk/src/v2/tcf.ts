@@ -45,6 +45,8 @@ export interface VendorList {
   dataCategories: Record<string, Texts>;
   vendors: Record<string, Vendor>;
   googleAtps: { id: number; name: string; policyUrl?: string }[];
+  /** The IAB's standard texts in the list's language (GVL `standardTexts`, TCF v2.4): `features` introduces the features. */
+  standardTexts?: { features?: string };
 }
 
 /** What the visitor granted: TCF ids, the site's own purposes that no TCF purpose maps, and Google's ATPs. */
@@ -86,6 +88,20 @@ export const choiceOf = (list: VendorList, settings: TcfSettings, all: boolean, 
 export function gvlOf(list: VendorList): GVL {
   const vendors = Array.isArray(list.vendors) ? Object.fromEntries(list.vendors.map((v: Vendor) => [v.id, v])) : list.vendors;
   return new GVL({ gvlSpecificationVersion: 3, lastUpdated: new Date(0), ...list, vendors } as unknown as ConstructorParameters<typeof GVL>[0]);
+}
+
+/**
+ * The GVL the encoder gets. TCF v2.4 (IAB Tech Lab, "Consent string and vendor list formats", May 2026) removed the
+ * legitimate-interest bit of vendors declaring special purposes but no legitimate-interest purpose; the IAB's
+ * @iabtechlabtcf/core 1.5.21 still sets it (SemanticPreEncoder: "vendors declaring only Special Purposes must have
+ * their legitimate interest Vendor bit set"), and only for vendors whose `specialPurposes` it sees. So its copy of
+ * such vendors lists none, and the library treats them as any vendor without the basis: no bit, unless a flexible
+ * purpose and a require-legitimate-interest restriction give it one. Remove when the library follows 2.4
+ * (docs/tcf.md, "When the library catches up").
+ */
+export function encodingGvlOf(list: VendorList): GVL {
+  const vendors = Object.fromEntries(Object.values(list.vendors).map((v) => [v.id, v.legIntPurposes.length ? v : { ...v, specialPurposes: [] }]));
+  return gvlOf({ ...list, vendors });
 }
 
 /**
@@ -270,7 +286,7 @@ const mount: MountTcf = async (consent, changed, onError, coreUi) => {
       return ui(false);
     }
     l = await vendorList();
-    gvl = gvlOf(l);
+    gvl = encodingGvlOf(l);
     // Transparency shown: legitimate interests established, no consent (CMP API, eventStatus cmpuishown).
     const shown = encode(gvl, settings, { ...choiceOf(l, settings, false), legInt: ids(l.purposes), vendorLegInt: ids(l.vendors) }, config.locale);
     cmp.update(shown.tcString, true);
@@ -286,7 +302,7 @@ const mount: MountTcf = async (consent, changed, onError, coreUi) => {
   function ui(show: boolean): Ui {
     return tcfUi(consent, settings!, vendorList, show, async (choice, action) => {
       l ||= await vendorList();
-      gvl ||= gvlOf(l);
+      gvl ||= encodingGvlOf(l);
       pending = encode(gvl, settings!, choice, config.locale);
       await consent.decide((p) => grants(settings!, choice, p), action);
       current = pending;
@@ -305,6 +321,7 @@ export default mount;
 const EN: Record<string, string> = {
   tcfIntro: 'We and our {n} partners store and access information on your device and process personal data, such as unique identifiers and browsing data, for these purposes:',
   tcfSpecialFeatures: 'Special features',
+  tcfFeatures: 'Features',
   tcfVendors: 'Partners ({n})',
   tcfPurposes: 'Purposes',
   tcfSpecialPurposes: 'Special purposes and features (no choice)',
@@ -472,6 +489,11 @@ function tcfUi(consent: Consent, settings: TcfSettings, vendorList: () => Promis
         url && h('a', { href: url.privacy, target: '_blank', rel: 'noopener' }, say('privacyPolicy')),
       );
     });
+    // Features (TCF v2.4, Policies 5.0.b): the ones the vendors declare, in a section of their own, introduced by the
+    // IAB's standard text from the held list; nothing to choose, so no controls. Names are the list's, never ours.
+    const features = sorted(Object.values(l.vendors).flatMap((v) => v.features)).flatMap((id) =>
+      l.features[id] ? [h('p', { 'data-tcf-feature': String(id) }, h('strong', {}, l.features[id].name), ' ', h('small', {}, l.features[id].description))] : [],
+    );
     const storedAc = (JSON.parse(read('consent:tcf:' + consent.config!.projectId) || 'null') as Strings | null)?.addtlConsent.split('~')[1]?.split('.').map(Number) || [];
     const atps = (l.googleAtps || []).filter((a) => settings.googleAtps.includes(a.id)).map((a) => toggle('atp', String(a.id), a.name, storedAc.includes(a.id)));
     const ownSwitches = own.map((p) => toggle('own', p.key, p.name, consent.has(p.key), p.description));
@@ -487,6 +509,9 @@ function tcfUi(consent: Consent, settings: TcfSettings, vendorList: () => Promis
       ...purposes,
       specialFeatures.length > 0 && h('h3', {}, say('tcfSpecialFeatures')),
       ...specialFeatures,
+      features.length > 0 && h('h3', {}, say('tcfFeatures')),
+      features.length > 0 && l.standardTexts?.features && h('p', { 'data-tcf': 'features-text' }, l.standardTexts.features),
+      ...features,
       h('h3', {}, say('tcfVendors', vendors.length)),
       ...vendors,
       atps.length > 0 && h('h3', {}, say('tcfAtps')),
