@@ -628,9 +628,11 @@ describe('a Viewer', () => {
     // Filters of the lists and the export's format.
     /^input\[date\]: (From|To) \(UTC day/,
     /^input\[text\]: Installation$/,
-    /^select\[select-one\]: (Show|Product|Export format|Per|Version)$/,
+    /^select\[select-one\]: (Show|Product|Export format|Per|Version|Platform)$/,
     // console-core's: copy a snippet, switch the editor's tabs and the preview's view.
     /^button\[button\]: (Copy(: .+)?|Purposes and notice|Experience|Banner|Preferences)$/,
+    // The install screen's tabs (issue 45): which snippet is shown.
+    /^button\[button\]: (Website|App \(React Native\))$/,
     /^select\[select-one\]: Preview language$/,
   ];
 
