@@ -55,6 +55,8 @@ export class Network {
   loseNextConsentAnswer = false;
   hang = false;
   answer?: { path: RegExp; status: number; body: unknown };
+  /** Headers the way adds (a CDN's location headers: `cf-ipcountry`, `cf-region-code`). */
+  via: Record<string, string> = {};
   readonly sent: SentRequest[] = [];
   private listeners = new Set<(online: boolean) => void>();
 
@@ -65,7 +67,7 @@ export class Network {
     if (this.hang) return new Promise<Response>(() => {});
     if (this.offline) throw new TypeError('fetch failed');
     if (this.answer?.path.test(url)) return Response.json(this.answer.body, { status: this.answer.status });
-    const res = await fetch(input, init);
+    const res = await fetch(input, { ...init, headers: { ...(init.headers as Record<string, string>), ...this.via } });
     if (this.loseNextConsentAnswer && url.endsWith('/api/sdk/v1/consent')) {
       this.loseNextConsentAnswer = false;
       await res.arrayBuffer();
