@@ -8,6 +8,7 @@ import type { SdkConfig } from '../../src/v2/api';
 import { states } from '../../src/v2/gcm';
 import { gdprApplies } from '../../src/v2/gdpr';
 import { createHttp, type HttpError } from './http';
+import { ALL_KEYS } from './keys';
 import type * as Iab from './tcf';
 import type {
   ConsentAdapters,
@@ -171,6 +172,8 @@ export function createConsent(options: CoreOptions): ConsentCore {
     await adoptElsewhere();
     recompute();
     emit();
+    // The IAB chunk, where the project needs it, loads now rather than in the middle of the person's decision.
+    if (config?.experience.tcf?.enabled || gppApplies()) loadIab().catch(reportError);
   }
 
   /**
@@ -342,6 +345,8 @@ export function createConsent(options: CoreOptions): ConsentCore {
     },
     async inAppKeys(): Promise<InAppKeys> {
       await core.init();
+      // Without TCF or GPP there is nothing to write, only keys to remove: no need for the IAB chunk.
+      if (!config?.experience.tcf?.enabled && !gppApplies()) return { set: {}, remove: [...ALL_KEYS] };
       const m = await loadIab();
       return m.inAppKeys(config, inForce?.tcf, getState().choices, tcfApplies(), gppApplies());
     },
