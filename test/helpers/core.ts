@@ -18,11 +18,14 @@ export class AppStorage implements KeyValueStorage {
   readonly map = new Map<string, string>();
   /** A slot whose reads throw (a corrupted store), by the end of its key name. */
   failing = new Set<string>();
+  /** Every write throws (a full or broken store). */
+  full = false;
   getItem(key: string) {
     if ([...this.failing].some((slot) => key.endsWith(':' + slot))) throw new Error('storage is corrupted');
     return this.map.get(key) ?? null;
   }
   setItem(key: string, value: string) {
+    if (this.full) throw new Error('QuotaExceededError: the store is full');
     this.map.set(key, value);
   }
   removeItem(key: string) {
