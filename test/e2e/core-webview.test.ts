@@ -4,7 +4,7 @@
 // shows no banner and posts no receipt. Without either, the same page asks (the control).
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { AppStorage, loadCore, Network, until, type ConsentCore, type CoreModule } from '../helpers/core.js';
+import { AppState, AppStorage, loadCore, Network, until, type ConsentCore, type CoreModule } from '../helpers/core.js';
 import type { TestServer } from '../helpers/server.js';
 import { setupProject, startService, type SiteProject } from './harness.js';
 import { launchChromiumForSites, startSiteV2, type SiteV2 } from './site-v2.js';
@@ -95,5 +95,26 @@ describe('a page in the app\'s WebView', () => {
     await page.waitForLoadState('networkidle');
     expect(posts).toEqual([]);
     expect((await project.receipts()).map((r) => r.installationId)).toEqual([app.installation]);
+  });
+
+  it('a decision made in the page under the app\'s installation is adopted by the app at its next foreground', async () => {
+    const project = await setupProject(server, [site.origin]);
+    const network = new Network();
+    const storage = new AppStorage();
+    const appState = new AppState();
+    const c = core.createConsent({ publicKey: project.key, apiBaseUrl: serviceUrl, adapters: { storage, fetch: network.fetch, appState: appState.adapter }, source: { platform: 'ios' } });
+    opened.push(c);
+    expect((await c.init()).needsConsent).toBe(true);
+    await page.addInitScript(c.webViewScript());
+    await page.goto(site.page(project.key));
+    await page.locator('#consent-sdk-root [data-consent="accept-all"]').click();
+    await until(() => project.receipts(), (r) => r.length == 1, "the page's receipt");
+    expect((await project.receipts())[0]!.installationId).toBe(storage.slot('installation'));
+    appState.set('active');
+    await until(() => c.shouldShowBanner(), (shown) => !shown, 'the app to adopt the decision');
+    expect(c.getState().choices).toEqual({ necessary: true, analytics: true, ads: true });
+    // Asked once: the mark is gone.
+    expect(network.sent.filter((r) => r.url.endsWith('/api/sdk/v2/decision'))).toHaveLength(1);
+    expect(storage.slot('elsewhere')).toBeUndefined();
   });
 });
