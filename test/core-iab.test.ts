@@ -160,7 +160,8 @@ describe('a TCF project (GDPR applies)', () => {
 describe('a US opt-out project', () => {
   it('gives the GPP usnat and state sections; opting out is in the string', async () => {
     const a = await app({ via: { 'cf-ipcountry': 'US', 'cf-region-code': 'CA' } });
-    expect(await a.c.init()).toMatchObject({ mode: 'opt-out', jurisdiction: 'US-CA', needsConsent: true });
+    // Opt-out, as on the web: optional purposes granted until the person opts out; the notice shows.
+    expect(await a.c.init()).toMatchObject({ mode: 'opt-out', jurisdiction: 'US-CA', needsConsent: true, choices: { necessary: true, analytics: true, marketing: true } });
     const first = await a.c.inAppKeys();
     expect(Object.keys(first.set).some((k) => k.startsWith('IABTCF_'))).toBe(false);
     expect(first.remove).toContain('IABTCF_CmpSdkID');
@@ -168,6 +169,8 @@ describe('a US opt-out project', () => {
     expect(new GppModel(first.set.IABGPP_HDR_GppString as string).getFieldValue('usnat', 'SaleOptOut')).toBe(2);
 
     await a.c.rejectAll();
+    expect(a.c.isAllowed('marketing')).toBe(false);
+    expect(a.c.shouldShowBanner()).toBe(false);
     await until(() => a.c.getState().pendingReceipts, (n) => n == 0, 'the receipt');
     const { set } = await a.c.inAppKeys();
     const gpp = new GppModel(set.IABGPP_HDR_GppString as string);
