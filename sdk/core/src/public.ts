@@ -43,6 +43,8 @@ export interface CoreOptions {
   source?: SourceInfo;
   /** Set by @consent/react-native; default 'core'. */
   sdk?: 'core' | 'react-native';
+  /** Set by @consent/react-native: its own version, sent as the receipt's sdkVersion; default CORE_VERSION. */
+  sdkVersion?: string;
   /** BCP 47 tag of the language to show; default: adapters.locale(). */
   locale?: string;
 }
