@@ -150,7 +150,8 @@ export function createConsent(options: CoreOptions): ConsentCore {
       mode: config?.mode || 'opt-in',
       jurisdiction: config?.jurisdiction?.code || null,
       locale: config?.locale ?? null,
-      config: (config as unknown as ConsentConfig) ?? null,
+      // The same shapes, declared twice (public.ts may not import): the compiler checks they agree.
+      config: (config ?? null) satisfies ConsentConfig | null,
       pendingReceipts: queue.size(),
     };
   }
