@@ -309,6 +309,25 @@ describe('faults', () => {
   });
 });
 
+describe('bad options', () => {
+  it('reports invalid_options and asks nothing of the network, instead of throwing', async () => {
+    for (const [publicKey, apiBaseUrl] of [
+      ['sk_live_secret', server.url],
+      ['pk_live_abc', server.url + '/api'],
+      ['pk_live_abc', 'consent.example.com'],
+    ]) {
+      const network = new Network();
+      const errors: ConsentErrorEvent[] = [];
+      const c = core.createConsent({ publicKey: publicKey!, apiBaseUrl: apiBaseUrl!, adapters: { fetch: network.fetch } });
+      opened.push(c);
+      c.onError((e) => errors.push(e));
+      expect(await c.init()).toMatchObject({ ready: true, config: null, needsConsent: false });
+      expect(errors).toEqual([expect.objectContaining({ code: 'invalid_options', status: 0 })]);
+      expect(network.sent).toEqual([]);
+    }
+  });
+});
+
 describe('signals for the app', () => {
   it("gives Firebase's consent map from the experience's Consent Mode signals", async () => {
     const a = await app();

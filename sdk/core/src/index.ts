@@ -208,7 +208,20 @@ export function createConsent(options: CoreOptions): ConsentCore {
     }
   }
 
+  /** The browser SDK's rules for its options: a publishable key, and an origin without a path (the core adds /api/sdk/...). */
+  function badOptions(): string | undefined {
+    if (typeof publicKey != 'string' || !/^pk_live_.+/.test(publicKey)) return 'publicKey must be a publishable key starting with "pk_live_"';
+    if (!/^https?:\/\/[^/?#@\s]+$/.test(base)) return `apiBaseUrl must be an origin such as "https://consent.example.com", without a path; got "${apiBaseUrl}"`;
+  }
+
   async function start(): Promise<CoreState> {
+    const bad = badOptions();
+    if (bad) {
+      // Nothing is asked of the network with options that cannot work; the app hears why at once.
+      report('invalid_options', bad);
+      ready = true;
+      return getState();
+    }
     const [c, d, i, dm] = await Promise.all([
       store.read<{ config: SdkConfig; etag?: string }>('config', validConfig),
       store.read<CoreDecision>('decision', validDecision),
