@@ -1,6 +1,9 @@
 // The public surface of @consent/core (extensions.md section 13; the agreed interface in apps-core-interface.md).
 // dist/index.d.ts is emitted from this file and index.ts only, so every type an app can see lives here.
 
+/** Sent as the receipt's `source.sdkVersion`. Keep in step with sdk/core/package.json (a test checks it). */
+export const CORE_VERSION = '0.1.0';
+
 /** A key-value store the core keeps its state in: AsyncStorage, an MMKV wrapper, a Map in Node. */
 export interface KeyValueStorage {
   getItem(key: string): Promise<string | null> | string | null;
@@ -156,10 +159,15 @@ export interface ConsentCore {
   acceptAll(): Promise<void>;
   rejectAll(): Promise<void>;
   save(choices: Record<string, boolean>): Promise<void>;
+  /** Opt-out and notice modes: the person closed the notice without deciding; it stays away for this mode and version. */
+  dismiss(): Promise<void>;
   onChange(fn: (state: CoreState) => void): () => void;
   onError(fn: (error: ConsentErrorEvent) => void): () => void;
-  /** Forgets the decision and the installation and returns to the initial prompt. */
-  reset(): Promise<void>;
+  /**
+   * Forgets the decision and the installation and returns to the initial prompt. Given a writer, also removes the
+   * IAB in-app keys the core wrote (every key inAppKeys() names in `remove` after a reset).
+   */
+  reset(writer?: InAppKeyWriter): Promise<void>;
   /** Sends queued receipts now. */
   flush(): Promise<void>;
   firebaseConsent(): FirebaseConsent;
