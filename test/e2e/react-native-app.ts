@@ -23,7 +23,7 @@ export async function bundleDemo(): Promise<string> {
     jsx: 'automatic',
     // What Metro does for a web build: platform files first, and react-native is react-native-web.
     resolveExtensions: ['.web.tsx', '.web.ts', '.web.js', '.tsx', '.ts', '.js', '.json'],
-    alias: { 'react-native': 'react-native-web', '@consent/core': process.env.RN_TEST_CORE ?? './sdk/core/src/index.ts' },
+    alias: { 'react-native': 'react-native-web', '@consent/core': './sdk/core/src/index.ts' },
     define: { 'process.env.NODE_ENV': '"development"', __DEV__: 'true' },
     logLevel: 'warning',
   });

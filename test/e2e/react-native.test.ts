@@ -12,6 +12,8 @@ import { launchChromium, setupProject, startService, type SiteProject } from './
 import { bundleDemo, startDemoServer, type DemoServer } from './react-native-app.js';
 
 const ARTIFACTS = 'test-artifacts/react-native';
+// The service reads the device's location as behind a CDN; a test plays the CDN with these headers (opt-out below).
+const GEO = { countryHeader: 'cf-ipcountry', regionHeader: 'cf-region-code' };
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const PHONE = { width: 390, height: 844 };
 
@@ -24,7 +26,7 @@ let page: Page;
 let pageErrors: string[];
 
 beforeAll(async () => {
-  const [bundle] = await Promise.all([bundleDemo(), (async () => ({ server, serviceUrl } = await startService()))()]);
+  const [bundle] = await Promise.all([bundleDemo(), (async () => ({ server, serviceUrl } = await startService({ geo: GEO })))()]);
   demo = await startDemoServer(bundle);
   browser = await launchChromium();
   mkdirSync(ARTIFACTS, { recursive: true });
@@ -262,6 +264,40 @@ describe('the default banner and preferences sheet', () => {
     expect(toggle.x).toBeLessThan(name.x);
     expect(await axeViolations(sheet())).toEqual([]);
     await shoot('sheet-rtl');
+  });
+});
+
+describe('jurisdictions', () => {
+  it('California (opt-out): optional purposes on until "Do Not Sell or Share", which turns them off and is recorded', async () => {
+    const project = await appProject();
+    await context.route(`${serviceUrl}/**`, (route) => route.continue({ headers: { ...route.request().headers(), 'cf-ipcountry': 'US', 'cf-region-code': 'CA' } }));
+    await openApp(project);
+    await expect.poll(() => banner().isVisible()).toBe(true);
+    expect(await status()).toBe('Analytics: on');
+    const doNotSell = banner().getByRole('button', { name: 'Do Not Sell or Share My Personal Information' });
+    const ok = banner().getByRole('button', { name: 'Got it' });
+    expect(await banner().getByRole('button', { name: 'Reject all' }).count()).toBe(0);
+    expect((await doNotSell.boundingBox())!.height).toBeCloseTo((await ok.boundingBox())!.height, 0);
+    expect(await axeViolations(banner())).toEqual([]);
+    await shoot('banner-opt-out');
+    await doNotSell.click();
+    await expect.poll(() => banner().count()).toBe(0);
+    await expect.poll(status).toBe('Analytics: off');
+    const [receipt] = await receiptsOnceThere(project, 1);
+    expect(receipt).toMatchObject({ jurisdiction: 'US-CA', choices: { necessary: true, analytics: false, ads: false } });
+  });
+
+  it('California (opt-out): "Got it" closes the notice without a receipt, and it stays closed on the next launch', async () => {
+    const project = await appProject();
+    await context.route(`${serviceUrl}/**`, (route) => route.continue({ headers: { ...route.request().headers(), 'cf-ipcountry': 'US', 'cf-region-code': 'CA' } }));
+    await openApp(project);
+    await banner().getByRole('button', { name: 'Got it' }).click();
+    await expect.poll(() => banner().count()).toBe(0);
+    expect(await status()).toBe('Analytics: on');
+    await page.reload();
+    await expect.poll(status).toBe('Analytics: on');
+    expect(await banner().count()).toBe(0);
+    expect(await project.receipts()).toEqual([]);
   });
 });
 

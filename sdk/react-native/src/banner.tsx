@@ -4,7 +4,7 @@ import { useEffect } from 'react';
 import { AccessibilityInfo, StyleSheet, Text, useColorScheme, View } from 'react-native';
 import { useConsent } from './hooks';
 import { ActionButton, align, PolicyLink } from './parts';
-import { texts } from './texts';
+import { optOutChoices, texts } from './texts';
 import { palette } from './theme';
 
 export interface ConsentBannerProps {
@@ -38,13 +38,25 @@ export function ConsentBanner({ bottomInset = 0 }: ConsentBannerProps) {
       <Text style={[styles.description, align(t.rtl), { color: p.text }]}>{t.description}</Text>
       <PolicyLink url={t.privacyPolicyUrl} label={t.privacyPolicy} palette={p} rtl={t.rtl} />
       {/* Reading order is the order on screen: Reject all first (at the start edge), then Accept all, then Manage. */}
-      <View style={styles.row}>
-        <ActionButton kind="equal" label={t.rejectAll} palette={p} onPress={() => void consent.rejectAll()} testID="consent-reject-all" />
-        <ActionButton kind="equal" label={t.acceptAll} palette={p} onPress={() => void consent.acceptAll()} testID="consent-accept-all" />
-      </View>
-      <View style={styles.row}>
-        <ActionButton kind="quiet" label={t.manage} palette={p} onPress={consent.showPreferences} testID="consent-manage" />
-      </View>
+      {consent.mode === 'opt-in' ? (
+        <View style={styles.row}>
+          <ActionButton kind="equal" label={t.rejectAll} palette={p} onPress={() => void consent.rejectAll()} testID="consent-reject-all" />
+          <ActionButton kind="equal" label={t.acceptAll} palette={p} onPress={() => void consent.acceptAll()} testID="consent-accept-all" />
+        </View>
+      ) : (
+        // Opt-out: the "Do Not Sell or Share" control and the dismiss button as its equal; notice: only the dismiss.
+        <View style={styles.row}>
+          {consent.mode === 'opt-out' && (
+            <ActionButton kind="equal" label={t.doNotSell} palette={p} onPress={() => void consent.save(optOutChoices(config, consent.isAllowed))} testID="consent-do-not-sell" />
+          )}
+          <ActionButton kind="equal" label={t.noticeOk} palette={p} onPress={() => void consent.dismiss()} testID="consent-ok" />
+        </View>
+      )}
+      {consent.mode !== 'notice' && (
+        <View style={styles.row}>
+          <ActionButton kind="quiet" label={t.manage} palette={p} onPress={consent.showPreferences} testID="consent-manage" />
+        </View>
+      )}
     </View>
   );
 }

@@ -16,6 +16,9 @@ export interface Texts {
   dialogTitle: string;
   privacyPolicy: string;
   saveFailed: string;
+  /** Opt-out mode's control and the dismiss button of opt-out and notice modes. */
+  doNotSell: string;
+  noticeOk: string;
   /** http(s) only; '' when the project has none (the link is then left out). */
   privacyPolicyUrl: string;
   rtl: boolean;
@@ -40,6 +43,8 @@ export function texts(config: ConsentConfig): Texts {
     dialogTitle: ui('dialogTitle') || notice.title,
     privacyPolicy: ui('privacyPolicy'),
     saveFailed: ui('saveFailed'),
+    doNotSell: ui('doNotSell'),
+    noticeOk: ui('noticeOk'),
     privacyPolicyUrl: /^https?:\/\//.test(url) ? url : '',
     rtl: config.dir === 'rtl',
     locale: config.locale,
@@ -60,4 +65,14 @@ export function groups(config: ConsentConfig): PurposeGroup[] {
   const list: PurposeGroup[] = [...categories].sort(bySortOrder).map((c) => ({ name: c.name, purposes: purposes.filter((p) => p.categoryId === c.id) }));
   list.push({ name: '', purposes: purposes.filter((p) => !known.has(p.categoryId)) });
   return list.filter((g) => g.purposes.length).map((g) => ({ ...g, purposes: [...g.purposes].sort(bySortOrder) }));
+}
+
+/**
+ * What "Do Not Sell or Share" denies in opt-out mode: the experience's opt-out purposes, or every optional purpose
+ * when it names none (the browser SDK's rule, sdk/src/v2/consent.ts optOut).
+ */
+export function optOutChoices(config: ConsentConfig, isAllowed: (key: string) => boolean): Record<string, boolean> {
+  const listed = config.experience.gpc.optOutPurposes;
+  const optOut = (p: Purpose) => (listed.length ? listed.includes(p.key) : !p.required);
+  return Object.fromEntries(config.config.purposes.map((p) => [p.key, !optOut(p) && isAllowed(p.key)]));
 }
