@@ -33,7 +33,7 @@ export async function bundleDemo(): Promise<string> {
 export interface DemoServer {
   origin: string;
   /** The app's page with these start options (key, service, locale, headless). */
-  page(options: { publicKey: string; apiBaseUrl: string; locale?: string; headless?: boolean }): string;
+  page(options: { publicKey: string; apiBaseUrl: string; locale?: string; headless?: boolean; refuseDecisionWrites?: boolean }): string;
   close(): Promise<void>;
 }
 

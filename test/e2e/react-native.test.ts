@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { TestServer } from '../helpers/server.js';
-import { launchChromium, setupProject, startService, type SiteProject } from './harness.js';
+import { launchChromium, sampleDraft, setupProject, startService, type SiteProject } from './harness.js';
 import { bundleDemo, startDemoServer, type DemoServer } from './react-native-app.js';
 
 const ARTIFACTS = 'test-artifacts/react-native';
@@ -57,8 +57,10 @@ const ARABIC = {
 };
 
 /** A project with the sample purposes, the demo's origin allowed, and an experience with Arabic, published. */
-async function appProject(): Promise<SiteProject> {
-  const project = await setupProject(server, [demo.origin]);
+async function appProject(over: { experience?: Record<string, unknown>; primaryColor?: string } = {}): Promise<SiteProject> {
+  const draftOf = sampleDraft();
+  if (over.primaryColor) draftOf.notice.primaryColor = over.primaryColor;
+  const project = await setupProject(server, [demo.origin], draftOf);
   const base = `/api/platform/projects/${project.projectId}/consent`;
   const { draft } = (await server.request('GET', base, { token: project.ownerToken })).body;
   const idOf = new Map(draft.categories.map((c: { id: string; name: string }) => [c.name, c.id]));
@@ -72,6 +74,7 @@ async function appProject(): Promise<SiteProject> {
       enabled: true,
       signals: { analytics_storage: ['analytics'], ad_storage: ['ads'], ad_user_data: ['ads'], ad_personalization: ['ads'], functionality_storage: [], personalization_storage: [], security_storage: [] },
     },
+    ...over.experience,
   };
   const put = await server.request('PUT', `${base}/experience`, { token: project.ownerToken, body: experience });
   if (put.status !== 200) throw new Error(`PUT experience: ${put.status} ${put.text}`);
@@ -82,7 +85,7 @@ async function appProject(): Promise<SiteProject> {
 
 // --- Page helpers: by role and name, as a person (and a screen reader) finds things ---
 
-async function openApp(project: SiteProject, options: { locale?: string; headless?: boolean } = {}): Promise<void> {
+async function openApp(project: SiteProject, options: { locale?: string; headless?: boolean; refuseDecisionWrites?: boolean } = {}): Promise<void> {
   await page.goto(demo.page({ publicKey: project.key, apiBaseUrl: serviceUrl, ...options }));
   await expect.poll(status).not.toBe('Loading…');
 }
@@ -233,6 +236,42 @@ describe('the default banner and preferences sheet', () => {
     expect(await project.receipts()).toHaveLength(2);
   });
 
+  it('a double tap on Accept all records one decision', async () => {
+    const project = await appProject();
+    await openApp(project);
+    await banner().getByRole('button', { name: 'Accept all' }).dblclick();
+    await expect.poll(status).toBe('Analytics: on');
+    await receiptsOnceThere(project, 1);
+    // The queue is empty once the service acknowledged: nothing more is on its way.
+    await expect.poll(() => page.getByTestId('pending').textContent()).toBe('Pending receipts: 0');
+    expect(await project.receipts()).toHaveLength(1);
+  });
+
+  it('a decision that cannot be stored (a full disk): the sheet stays open and says so', async () => {
+    const project = await appProject();
+    await openApp(project, { refuseDecisionWrites: true });
+    await banner().getByRole('button', { name: 'Manage choices' }).click();
+    await expect.poll(() => sheet().isVisible()).toBe(true);
+    await sheet().getByRole('switch', { name: 'Analytics' }).click();
+    await sheet().getByRole('button', { name: 'Save choices' }).click();
+    const alert = sheet().getByRole('alert');
+    await expect.poll(() => alert.textContent()).toBe('Your choices could not be saved. Please try again.');
+    expect(await sheet().isVisible()).toBe(true);
+  });
+
+  it("the theme: dark, the operator's colour with the text colour that contrasts, square corners", async () => {
+    const project = await appProject({ experience: { theme: { colorScheme: 'dark', borderRadius: 0 } }, primaryColor: '#f2c230' });
+    await openApp(project);
+    await expect.poll(() => banner().isVisible()).toBe(true);
+    const look = (el: Locator) => el.evaluate((e) => [getComputedStyle(e).backgroundColor, getComputedStyle(e).borderTopLeftRadius]);
+    expect(await look(banner())).toEqual(['rgb(28, 28, 30)', '0px']);
+    const accept = banner().getByRole('button', { name: 'Accept all' });
+    expect(await look(accept)).toEqual(['rgb(242, 194, 48)', '0px']);
+    expect(await accept.getByText('Accept all').evaluate((e) => getComputedStyle(e).color)).toBe('rgb(0, 0, 0)');
+    expect(await axeViolations(banner())).toEqual([]);
+    await shoot('banner-dark');
+  });
+
   it('right-to-left: an Arabic translation is shown mirrored, in the banner and the sheet', async () => {
     const project = await appProject();
     await openApp(project, { locale: 'ar' });
@@ -277,7 +316,8 @@ describe('jurisdictions', () => {
     const doNotSell = banner().getByRole('button', { name: 'Do Not Sell or Share My Personal Information' });
     const ok = banner().getByRole('button', { name: 'Got it' });
     expect(await banner().getByRole('button', { name: 'Reject all' }).count()).toBe(0);
-    expect((await doNotSell.boundingBox())!.height).toBeCloseTo((await ok.boundingBox())!.height, 0);
+    // Equal weight: the same width, one above the other.
+    expect((await doNotSell.boundingBox())!.width).toBeCloseTo((await ok.boundingBox())!.width, 0);
     expect(await axeViolations(banner())).toEqual([]);
     await shoot('banner-opt-out');
     await doNotSell.click();

@@ -10,14 +10,23 @@ export interface DemoOptions {
   locale?: string;
   /** The app draws its own banner from useConsent() instead of the package's. */
   headless?: boolean;
+  /** A full disk when a decision is stored (the test of the sheet's "could not be saved"). */
+  refuseDecisionWrites?: boolean;
 }
 
-export function DemoApp({ publicKey, apiBaseUrl, locale, headless }: DemoOptions) {
+// AsyncStorage, refusing to store a decision when asked to.
+const fullDisk = {
+  getItem: (key: string) => AsyncStorage.getItem(key),
+  setItem: (key: string, value: string) => (key.endsWith(':decision') ? Promise.reject(new Error('disk full')) : AsyncStorage.setItem(key, value)),
+  removeItem: (key: string) => AsyncStorage.removeItem(key),
+};
+
+export function DemoApp({ publicKey, apiBaseUrl, locale, headless, refuseDecisionWrites }: DemoOptions) {
   return (
     <ConsentProvider
       publicKey={publicKey}
       apiBaseUrl={apiBaseUrl}
-      storage={AsyncStorage}
+      storage={refuseDecisionWrites ? fullDisk : AsyncStorage}
       locale={locale}
       headless={headless}
       source={{ appId: 'com.acme.shop', appVersion: '1.4.0' }}
@@ -30,7 +39,7 @@ export function DemoApp({ publicKey, apiBaseUrl, locale, headless }: DemoOptions
 
 function Shop() {
   const analytics = useIsAllowed('analytics');
-  const { ready, showPreferences } = useConsent();
+  const { ready, showPreferences, pendingReceipts } = useConsent();
   // What the app would pass to React Native Firebase's analytics().setConsent().
   const firebase = useFirebaseConsent();
   return (
@@ -44,6 +53,9 @@ function Shop() {
       </Text>
       <Text style={styles.text} testID="firebase-status">
         {firebase ? `Firebase: ${Object.entries(firebase).map(([signal, granted]) => `${signal}=${granted}`).join(' ')}` : 'Firebase: not yet'}
+      </Text>
+      <Text style={styles.text} testID="pending">
+        Pending receipts: {pendingReceipts}
       </Text>
       <Pressable accessibilityRole="button" onPress={showPreferences} style={styles.button} testID="open-privacy-settings">
         <Text style={styles.buttonText}>Privacy settings</Text>

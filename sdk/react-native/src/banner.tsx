@@ -3,7 +3,7 @@
 import { useEffect } from 'react';
 import { AccessibilityInfo, StyleSheet, Text, useColorScheme, View } from 'react-native';
 import { useConsent } from './hooks';
-import { ActionButton, align, PolicyLink } from './parts';
+import { ActionButton, align, PolicyLink, SaveFailed, useDecide } from './parts';
 import { optOutChoices, texts } from './texts';
 import { palette } from './theme';
 
@@ -18,6 +18,7 @@ export function ConsentBanner({ bottomInset = 0 }: ConsentBannerProps) {
   const device = useColorScheme();
   const config = consent.config;
   const t = config && texts(config);
+  const { decide, failed } = useDecide();
   // A banner that appears is not read out by itself: screen readers are told, as the browser SDK's live region does.
   useEffect(() => {
     if (t) AccessibilityInfo.announceForAccessibility(`${t.title}. ${t.description}`);
@@ -40,18 +41,24 @@ export function ConsentBanner({ bottomInset = 0 }: ConsentBannerProps) {
       {/* Reading order is the order on screen: Reject all first (at the start edge), then Accept all, then Manage. */}
       {consent.mode === 'opt-in' ? (
         <View style={styles.row}>
-          <ActionButton kind="equal" label={t.rejectAll} palette={p} onPress={() => void consent.rejectAll()} testID="consent-reject-all" />
-          <ActionButton kind="equal" label={t.acceptAll} palette={p} onPress={() => void consent.acceptAll()} testID="consent-accept-all" />
+          <ActionButton kind="equal" label={t.rejectAll} palette={p} onPress={() => decide(consent.rejectAll)} testID="consent-reject-all" />
+          <ActionButton kind="equal" label={t.acceptAll} palette={p} onPress={() => decide(consent.acceptAll)} testID="consent-accept-all" />
         </View>
       ) : (
-        // Opt-out: the "Do Not Sell or Share" control and the dismiss button as its equal; notice: only the dismiss.
-        <View style={styles.row}>
+        // Opt-out: the "Do Not Sell or Share" control and the dismiss button as its equal, one above the other (the
+        // control's long label would wrap to four lines beside it); notice: only the dismiss.
+        <>
           {consent.mode === 'opt-out' && (
-            <ActionButton kind="equal" label={t.doNotSell} palette={p} onPress={() => void consent.save(optOutChoices(config, consent.isAllowed))} testID="consent-do-not-sell" />
+            <View style={styles.row}>
+              <ActionButton kind="equal" label={t.doNotSell} palette={p} onPress={() => decide(() => consent.save(optOutChoices(config, consent.isAllowed)))} testID="consent-do-not-sell" />
+            </View>
           )}
-          <ActionButton kind="equal" label={t.noticeOk} palette={p} onPress={() => void consent.dismiss()} testID="consent-ok" />
-        </View>
+          <View style={styles.row}>
+            <ActionButton kind="equal" label={t.noticeOk} palette={p} onPress={() => decide(consent.dismiss)} testID="consent-ok" />
+          </View>
+        </>
       )}
+      {failed && <SaveFailed text={t.saveFailed} rtl={t.rtl} />}
       {consent.mode !== 'notice' && (
         <View style={styles.row}>
           <ActionButton kind="quiet" label={t.manage} palette={p} onPress={consent.showPreferences} testID="consent-manage" />

@@ -3,11 +3,11 @@
 // peers. A Modal is its own window on iOS and Android, so screen-reader focus stays inside while it is open
 // (accessibilityViewIsModal says so to VoiceOver); react-native-web traps keyboard focus in it and gives focus
 // back to what opened it when it closes.
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useState } from 'react';
 import { Modal, Pressable, ScrollView, StyleSheet, Switch, Text, useColorScheme, View } from 'react-native';
 import type { Purpose } from '@consent/core';
 import { useConsent } from './hooks';
-import { ActionButton, align, PolicyLink } from './parts';
+import { ActionButton, align, PolicyLink, SaveFailed, useDecide } from './parts';
 import { groups, texts } from './texts';
 import { palette } from './theme';
 
@@ -18,30 +18,15 @@ export function ConsentPreferences() {
   const { config, preferencesVisible, hidePreferences } = consent;
   // The switches start from what isAllowed answers each time the sheet opens, and change only here until saved.
   const [draft, setDraft] = useState<Record<string, boolean>>({});
-  const [failed, setFailed] = useState(false);
-  const busy = useRef(false);
+  const { decide, failed, reset } = useDecide(hidePreferences);
   useEffect(() => {
     if (!preferencesVisible || !config) return;
     setDraft(Object.fromEntries(config.config.purposes.map((p) => [p.key, p.required || consent.isAllowed(p.key)])));
-    setFailed(false);
+    reset();
   }, [preferencesVisible, config]); // eslint-disable-line react-hooks/exhaustive-deps
   if (!config) return null;
   const t = texts(config);
   const p = palette(config, device);
-
-  async function decide(action: () => Promise<void>) {
-    if (busy.current) return;
-    busy.current = true;
-    try {
-      await action();
-      hidePreferences();
-    } catch {
-      // Nothing was recorded; the person can try again (the core also reported the error).
-      setFailed(true);
-    } finally {
-      busy.current = false;
-    }
-  }
 
   const row = (purpose: Purpose) => {
     const on = purpose.required || draft[purpose.key] === true;
@@ -102,17 +87,17 @@ export function ConsentPreferences() {
             ))}
           </ScrollView>
           {failed && (
-            <Text accessibilityRole="alert" style={[styles.failed, align(t.rtl)]}>
-              {t.saveFailed}
-            </Text>
+            <View style={styles.failed}>
+              <SaveFailed text={t.saveFailed} rtl={t.rtl} />
+            </View>
           )}
           <View style={styles.actions}>
             <View style={styles.row}>
-              <ActionButton kind="quiet" label={t.rejectAll} palette={p} onPress={() => void decide(consent.rejectAll)} testID="consent-sheet-reject-all" />
-              <ActionButton kind="quiet" label={t.acceptAll} palette={p} onPress={() => void decide(consent.acceptAll)} testID="consent-sheet-accept-all" />
+              <ActionButton kind="quiet" label={t.rejectAll} palette={p} onPress={() => decide(consent.rejectAll)} testID="consent-sheet-reject-all" />
+              <ActionButton kind="quiet" label={t.acceptAll} palette={p} onPress={() => decide(consent.acceptAll)} testID="consent-sheet-accept-all" />
             </View>
             <View style={styles.row}>
-              <ActionButton kind="primary" label={t.saveChoices} palette={p} onPress={() => void decide(() => consent.save(draft))} testID="consent-save" />
+              <ActionButton kind="primary" label={t.saveChoices} palette={p} onPress={() => decide(() => consent.save(draft))} testID="consent-save" />
             </View>
           </View>
         </View>
@@ -142,7 +127,7 @@ const styles = StyleSheet.create({
   purposeName: { fontSize: 16, fontWeight: '600' },
   alwaysOn: { fontSize: 13, fontStyle: 'italic' },
   purposeDescription: { fontSize: 14, lineHeight: 19 },
-  failed: { color: '#b3261e', fontSize: 14, paddingHorizontal: 20, paddingBottom: 8 },
+  failed: { paddingHorizontal: 20, paddingTop: 8 },
   actions: { paddingHorizontal: 20, paddingTop: 12, gap: 12 },
   row: { flexDirection: 'row', gap: 12 },
 });
