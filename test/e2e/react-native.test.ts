@@ -24,6 +24,8 @@ let browser: Browser;
 let context: BrowserContext;
 let page: Page;
 let pageErrors: string[];
+/** Console errors a test expects (the browser logs every refused request). */
+let expectedErrors: RegExp[];
 
 beforeAll(async () => {
   const [bundle] = await Promise.all([bundleDemo(), (async () => ({ server, serviceUrl } = await startService({ geo: GEO })))()]);
@@ -38,10 +40,11 @@ afterAll(async () => {
 });
 beforeEach(async () => {
   pageErrors = [];
+  expectedErrors = [];
   context = await browser.newContext({ viewport: PHONE, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
   page = await context.newPage();
   page.on('pageerror', (err) => pageErrors.push(String(err)));
-  page.on('console', (msg) => msg.type() === 'error' && pageErrors.push(msg.text()));
+  page.on('console', (msg) => msg.type() === 'error' && !expectedErrors.some((e) => e.test(msg.text())) && pageErrors.push(msg.text()));
 });
 afterEach(async () => {
   await context?.close();
@@ -338,6 +341,23 @@ describe('jurisdictions', () => {
     await expect.poll(status).toBe('Analytics: on');
     expect(await banner().count()).toBe(0);
     expect(await project.receipts()).toEqual([]);
+  });
+});
+
+describe('faults', () => {
+  it('a revoked key: the decision stays in force from storage, and the app hears why through useConsent().error', async () => {
+    const project = await appProject();
+    await openApp(project);
+    await banner().getByRole('button', { name: 'Accept all' }).click();
+    await receiptsOnceThere(project, 1);
+    const keys = `/api/platform/projects/${project.projectId}/api-keys`;
+    const [key] = (await server.request('GET', keys, { token: project.ownerToken })).body.apiKeys;
+    expect((await server.request('DELETE', `${keys}/${key.id}`, { token: project.ownerToken })).status).toBe(200);
+    expectedErrors = [/status of 403 \(Forbidden\)/];
+    await page.reload();
+    await expect.poll(() => page.getByTestId('last-error').textContent()).toBe('Last error: revoked_key');
+    expect(await status()).toBe('Analytics: on');
+    expect(await banner().count()).toBe(0);
   });
 });
 

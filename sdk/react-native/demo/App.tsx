@@ -39,7 +39,7 @@ export function DemoApp({ publicKey, apiBaseUrl, locale, headless, refuseDecisio
 
 function Shop() {
   const analytics = useIsAllowed('analytics');
-  const { ready, showPreferences, pendingReceipts } = useConsent();
+  const { ready, showPreferences, pendingReceipts, error } = useConsent();
   // What the app would pass to React Native Firebase's analytics().setConsent().
   const firebase = useFirebaseConsent();
   return (
@@ -57,6 +57,11 @@ function Shop() {
       <Text style={styles.text} testID="pending">
         Pending receipts: {pendingReceipts}
       </Text>
+      {error && (
+        <Text style={styles.text} testID="last-error">
+          Last error: {error.code}
+        </Text>
+      )}
       <Pressable accessibilityRole="button" onPress={showPreferences} style={styles.button} testID="open-privacy-settings">
         <Text style={styles.buttonText}>Privacy settings</Text>
       </Pressable>

@@ -92,7 +92,8 @@ export function ConsentProvider(props: ConsentProviderProps) {
       latest.current.onError?.(e);
     });
     setCore(next);
-    next.init().then((s) => live && setState(s), (e: unknown) => live && latest.current.onError?.({ code: 'init_failed', status: 0, message: String(e) }));
+    // init() never rejects: a failure is an error event, and the state is what storage and the mode allow.
+    void next.init().then((s) => live && setState(s));
     return () => {
       live = false;
       offChange();
