@@ -253,6 +253,18 @@ describe('faults', () => {
     expect(a.errors.filter((e) => e.code == 'storage_unreadable')).toHaveLength(2);
   });
 
+  it('keeps a decision it could not store in force for this run, reports it, and still sends its receipt', async () => {
+    const a = await app();
+    const c = a.launch();
+    await c.init();
+    a.storage.full = true;
+    await c.acceptAll();
+    expect(c.isAllowed('marketing')).toBe(true);
+    expect(a.errors).toContainEqual(expect.objectContaining({ code: 'storage_unwritable' }));
+    await until(() => c.getState().pendingReceipts, (n) => n == 0, 'the receipt');
+    expect((await a.receipts()).map((r) => r.action)).toEqual(['accept_all']);
+  });
+
   it('keeps the last config and decision on a 5xx and on a revoked key, and reports them', async () => {
     const a = await app();
     const c = a.launch();

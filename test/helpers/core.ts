@@ -18,11 +18,14 @@ export class AppStorage implements KeyValueStorage {
   readonly map = new Map<string, string>();
   /** A slot whose reads throw (a corrupted store), by the end of its key name. */
   failing = new Set<string>();
+  /** Every write throws (a full or broken store). */
+  full = false;
   getItem(key: string) {
     if ([...this.failing].some((slot) => key.endsWith(':' + slot))) throw new Error('storage is corrupted');
     return this.map.get(key) ?? null;
   }
   setItem(key: string, value: string) {
+    if (this.full) throw new Error('QuotaExceededError: the store is full');
     this.map.set(key, value);
   }
   removeItem(key: string) {
@@ -55,6 +58,8 @@ export class Network {
   loseNextConsentAnswer = false;
   hang = false;
   answer?: { path: RegExp; status: number; body: unknown };
+  /** Headers the way adds (a CDN's location headers: `cf-ipcountry`, `cf-region-code`). */
+  via: Record<string, string> = {};
   readonly sent: SentRequest[] = [];
   private listeners = new Set<(online: boolean) => void>();
 
@@ -65,7 +70,7 @@ export class Network {
     if (this.hang) return new Promise<Response>(() => {});
     if (this.offline) throw new TypeError('fetch failed');
     if (this.answer?.path.test(url)) return Response.json(this.answer.body, { status: this.answer.status });
-    const res = await fetch(input, init);
+    const res = await fetch(input, { ...init, headers: { ...(init.headers as Record<string, string>), ...this.via } });
     if (this.loseNextConsentAnswer && url.endsWith('/api/sdk/v1/consent')) {
       this.loseNextConsentAnswer = false;
       await res.arrayBuffer();

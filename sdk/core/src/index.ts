@@ -4,10 +4,11 @@
 // the app's storage and answered from at launch, and receipts that survive the network (queue.ts).
 // Nothing here throws into the app: failures go to onError (init never rejects).
 import { allowed, applies, needsBanner, type Stored } from '../../src/v2/consent';
-import type { SdkConfig } from '../../src/v2/api';
+import { checkConfig, type SdkConfig } from '../../src/v2/api';
 import { states } from '../../src/v2/gcm';
 import { gdprApplies } from '../../src/v2/gdpr';
 import { createHttp, type HttpError } from './http';
+import { ALL_KEYS } from './keys';
 import type * as Iab from './tcf';
 import type {
   ConsentAdapters,
@@ -37,7 +38,13 @@ const DAY = 86_400_000;
 const ID = /^[A-Za-z0-9_-]{8,64}$/;
 const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v == 'object' && !Array.isArray(v);
 const validDecision = (d: unknown) => isObject(d) && typeof d.consentHash == 'string' && isObject(d.choices) && typeof d.decidedAt == 'string';
-const validConfig = (c: unknown) => isObject(c) && isObject(c.config) && isObject((c.config as Record<string, unknown>).version);
+const validConfig = (c: unknown) => {
+  try {
+    return isObject(c) && !!checkConfig(c.config);
+  } catch {
+    return false;
+  }
+};
 
 export function createConsent(options: CoreOptions): ConsentCore {
   const { publicKey, apiBaseUrl } = options;
@@ -58,7 +65,12 @@ export function createConsent(options: CoreOptions): ConsentCore {
     const e = err as HttpError;
     report(e?.code || 'internal_error', String(e?.message || err), e?.status || 0);
   };
-  const store = createStore(a.storage || memoryStorage(), publicKey, (slot, err) => report('storage_unreadable', `stored ${slot} could not be read: ${(err as Error)?.message || err}`));
+  const store = createStore(
+    a.storage || memoryStorage(),
+    publicKey,
+    (slot, err) => report('storage_unreadable', `stored ${slot} could not be read: ${(err as Error)?.message || err}`),
+    (slot, err) => report('storage_unwritable', `${slot} could not be stored: ${(err as Error)?.message || err}`),
+  );
 
   let config: SdkConfig | undefined;
   let etag: string | undefined;
@@ -171,6 +183,8 @@ export function createConsent(options: CoreOptions): ConsentCore {
     await adoptElsewhere();
     recompute();
     emit();
+    // The IAB chunk, where the project needs it, loads now rather than in the middle of the person's decision.
+    if (config?.experience.tcf?.enabled || gppApplies()) loadIab().catch(reportError);
   }
 
   /**
@@ -342,6 +356,8 @@ export function createConsent(options: CoreOptions): ConsentCore {
     },
     async inAppKeys(): Promise<InAppKeys> {
       await core.init();
+      // Without TCF or GPP there is nothing to write, only keys to remove: no need for the IAB chunk.
+      if (!config?.experience.tcf?.enabled && !gppApplies()) return { set: {}, remove: [...ALL_KEYS] };
       const m = await loadIab();
       return m.inAppKeys(config, inForce?.tcf, getState().choices, tcfApplies(), gppApplies());
     },

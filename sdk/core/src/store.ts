@@ -1,6 +1,6 @@
 // What the core keeps in the app's key-value storage, under keys named for the publishable key. Reads never throw:
-// a value that cannot be read or parsed, or has the wrong shape, is "nothing stored" and reported once (the caller
-// turns it into an error event). Writes to one key leave in the order they were made, whatever the storage does.
+// a value that cannot be read or parsed, or has the wrong shape, is "nothing stored" and reported (the caller turns
+// it into an error event). Writes never reject either: a failed one is reported the same way. Writes to one key leave in the order they were made, whatever the storage does.
 import type { KeyValueStorage } from './public';
 
 export type Slot = 'config' | 'decision' | 'installation' | 'queue' | 'dismissed' | 'elsewhere' | 'vendorList';
@@ -11,7 +11,7 @@ export function memoryStorage(): KeyValueStorage {
   return { getItem: (k) => m.get(k) ?? null, setItem: (k, v) => void m.set(k, v), removeItem: (k) => void m.delete(k) };
 }
 
-export function createStore(storage: KeyValueStorage, publicKey: string, onUnreadable: (slot: Slot, err: unknown) => void) {
+export function createStore(storage: KeyValueStorage, publicKey: string, onUnreadable: (slot: Slot, err: unknown) => void, onUnwritable: (slot: Slot, err: unknown) => void) {
   // The key's random part tells two projects in one app apart (a publishable key is no secret).
   const name = (slot: Slot) => `consent:core:${publicKey.slice(-12)}:${slot}`;
   const chains = new Map<Slot, Promise<unknown>>();
@@ -40,8 +40,12 @@ export function createStore(storage: KeyValueStorage, publicKey: string, onUnrea
         return undefined;
       }
     },
-    write: (slot: Slot, value: unknown) =>
-      chain(slot, () => (value === undefined ? storage.removeItem(name(slot)) : storage.setItem(name(slot), JSON.stringify(value)))) as Promise<void>,
+    /** Never rejects: a storage that is full or gone is reported, and the value lives on in memory for this run. */
+    write: (slot: Slot, value: unknown): Promise<void> =>
+      chain(slot, () => (value === undefined ? storage.removeItem(name(slot)) : storage.setItem(name(slot), JSON.stringify(value)))).then(
+        () => {},
+        (err) => onUnwritable(slot, err),
+      ),
   };
 }
 

@@ -8,6 +8,7 @@ import type { SdkConfig } from '../../src/v2/api';
 import { optedOut } from '../../src/v2/consent';
 import { encode as encodeGpp } from '../../src/v2/gpp';
 import { choiceOf, encode, gvlOf, ids, type Choice, type Strings, type VendorList } from '../../src/v2/tcf-encoding';
+import { ALL_KEYS } from './keys';
 import type { InAppKeys } from './public';
 
 type Action = 'accept_all' | 'reject_all' | 'custom';
@@ -33,34 +34,6 @@ export async function stringsFor(config: SdkConfig, choices: Record<string, bool
   }
   return { tcf: encode(gvlOf(list), settings, choice, config.locale) };
 }
-
-/** Every key the core may write, so that what is not set now is named for removal. */
-const TCF_KEYS = [
-  'IABTCF_CmpSdkID',
-  'IABTCF_CmpSdkVersion',
-  'IABTCF_PolicyVersion',
-  'IABTCF_gdprApplies',
-  'IABTCF_PublisherCC',
-  'IABTCF_PurposeOneTreatment',
-  'IABTCF_UseNonStandardTexts',
-  'IABTCF_TCString',
-  'IABTCF_VendorConsents',
-  'IABTCF_VendorLegitimateInterests',
-  'IABTCF_PurposeConsents',
-  'IABTCF_PurposeLegitimateInterests',
-  'IABTCF_SpecialFeaturesOptIns',
-  'IABTCF_PublisherConsent',
-  'IABTCF_PublisherLegitimateInterests',
-  'IABTCF_PublisherCustomPurposesConsents',
-  'IABTCF_PublisherCustomPurposesLegitimateInterests',
-  'IABTCF_AddtlConsent',
-  // One per TCF purpose (1 to 11) that could carry a publisher restriction.
-  ...Array.from({ length: 11 }, (_, i) => `IABTCF_PublisherRestrictions${i + 1}`),
-];
-const GPP_KEYS = ['IABGPP_HDR_Version', 'IABGPP_HDR_Sections', 'IABGPP_HDR_GppString', 'IABGPP_GppSID'];
-/** The GPP sections the core can write: tcfeuv2 (2), usnat (7) and the states' (8 to 22 today). */
-const GPP_SECTION_IDS = [2, ...Array.from({ length: 16 }, (_, i) => i + 7)];
-export const ALL_KEYS = [...TCF_KEYS, ...GPP_KEYS, ...GPP_SECTION_IDS.map((id) => `IABGPP_${id}_String`)];
 
 /** TCF purposes and special features the policy defines (TCF v2.2+): the 0/1 strings are at least this long. */
 const PURPOSES = 11;
