@@ -74,7 +74,8 @@ describe('a first launch and a second one', () => {
       versionId: a.version.id,
       choices: { necessary: true, analytics: false, marketing: false },
       action: 'reject_all',
-      locale: 'en-GB',
+      // The locale the texts were shown in: the service's answer to en-GB.
+      locale: 'en',
       source: { sdk: 'core', sdkVersion: core.CORE_VERSION, platform: 'ios', appId: 'com.acme.shop', appVersion: '3.1.0' },
     });
     const [post] = a.network.consentPosts();
