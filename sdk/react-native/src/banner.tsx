@@ -3,7 +3,7 @@
 import { useEffect } from 'react';
 import { AccessibilityInfo, StyleSheet, Text, useColorScheme, View } from 'react-native';
 import { useConsent } from './hooks';
-import { ActionButton, align, PolicyLink, SaveFailed, useDecide } from './parts';
+import { ActionButton, align, PolicyLink, useDecide } from './parts';
 import { optOutChoices, texts } from './texts';
 import { palette } from './theme';
 
@@ -18,7 +18,7 @@ export function ConsentBanner({ bottomInset = 0 }: ConsentBannerProps) {
   const device = useColorScheme();
   const config = consent.config;
   const t = config && texts(config);
-  const { decide, failed } = useDecide();
+  const decide = useDecide();
   // A banner that appears is not read out by itself: screen readers are told, as the browser SDK's live region does.
   useEffect(() => {
     if (t) AccessibilityInfo.announceForAccessibility(`${t.title}. ${t.description}`);
@@ -58,7 +58,6 @@ export function ConsentBanner({ bottomInset = 0 }: ConsentBannerProps) {
           </View>
         </>
       )}
-      {failed && <SaveFailed text={t.saveFailed} rtl={t.rtl} />}
       {consent.mode !== 'notice' && (
         <View style={styles.row}>
           <ActionButton kind="quiet" label={t.manage} palette={p} onPress={consent.showPreferences} testID="consent-manage" />

@@ -1,5 +1,5 @@
 // What the banner and the preferences sheet share: the buttons, the privacy-policy link and the texts' style.
-import { useRef, useState } from 'react';
+import { useRef } from 'react';
 import { Linking, Pressable, StyleSheet, Text, type TextStyle } from 'react-native';
 import type { Palette } from './theme';
 
@@ -41,34 +41,19 @@ export function PolicyLink(props: { url: string; label: string; palette: Palette
 }
 
 /**
- * Runs a decision once at a time (a second tap while the first is stored records nothing twice) and says whether
- * the last one failed (nothing was recorded then; the person can try again, and the core reported why).
+ * Runs a decision once at a time: a second tap while the first is being stored records nothing twice. The core
+ * reports every failure to onError (useConsent().error) and stores what it can; a decision it could not take at
+ * all leaves the banner or sheet open.
  */
-export function useDecide(done?: () => void): { decide(action: () => Promise<void>): void; failed: boolean; reset(): void } {
+export function useDecide(done?: () => void): (action: () => Promise<void>) => void {
   const busy = useRef(false);
-  const [failed, setFailed] = useState(false);
-  return {
-    failed,
-    reset: () => setFailed(false),
-    decide(action) {
-      if (busy.current) return;
-      busy.current = true;
-      setFailed(false);
-      action().then(
-        () => done?.(),
-        () => setFailed(true),
-      ).finally(() => (busy.current = false));
-    },
+  return (action) => {
+    if (busy.current) return;
+    busy.current = true;
+    action()
+      .then(() => done?.(), () => {})
+      .finally(() => (busy.current = false));
   };
-}
-
-/** The line under the buttons when a decision could not be stored: announced at once (role alert). */
-export function SaveFailed(props: { text: string; rtl: boolean }) {
-  return (
-    <Text accessibilityRole="alert" style={[styles.failed, align(props.rtl)]}>
-      {props.text}
-    </Text>
-  );
 }
 
 /** Text in the config's direction: right-to-left languages read from the right edge (iOS also needs writingDirection). */
@@ -83,5 +68,4 @@ const styles = StyleSheet.create({
   // A 44-point touch target that does not look like a gap of its own under the text above it.
   link: { alignSelf: 'stretch', minHeight: 44, marginTop: -8, justifyContent: 'center' },
   linkText: { fontSize: 15, textDecorationLine: 'underline' },
-  failed: { color: '#b3261e', fontSize: 14 },
 });

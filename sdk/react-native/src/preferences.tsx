@@ -7,7 +7,7 @@ import { useEffect, useState } from 'react';
 import { Modal, Pressable, ScrollView, StyleSheet, Switch, Text, useColorScheme, View } from 'react-native';
 import type { Purpose } from '@consent/core';
 import { useConsent } from './hooks';
-import { ActionButton, align, PolicyLink, SaveFailed, useDecide } from './parts';
+import { ActionButton, align, PolicyLink, useDecide } from './parts';
 import { groups, texts } from './texts';
 import { palette } from './theme';
 
@@ -18,11 +18,10 @@ export function ConsentPreferences() {
   const { config, preferencesVisible, hidePreferences } = consent;
   // The switches start from what isAllowed answers each time the sheet opens, and change only here until saved.
   const [draft, setDraft] = useState<Record<string, boolean>>({});
-  const { decide, failed, reset } = useDecide(hidePreferences);
+  const decide = useDecide(hidePreferences);
   useEffect(() => {
     if (!preferencesVisible || !config) return;
     setDraft(Object.fromEntries(config.config.purposes.map((p) => [p.key, p.required || consent.isAllowed(p.key)])));
-    reset();
   }, [preferencesVisible, config]); // eslint-disable-line react-hooks/exhaustive-deps
   if (!config) return null;
   const t = texts(config);
@@ -86,11 +85,6 @@ export function ConsentPreferences() {
               </View>
             ))}
           </ScrollView>
-          {failed && (
-            <View style={styles.failed}>
-              <SaveFailed text={t.saveFailed} rtl={t.rtl} />
-            </View>
-          )}
           <View style={styles.actions}>
             <View style={styles.row}>
               <ActionButton kind="quiet" label={t.rejectAll} palette={p} onPress={() => decide(consent.rejectAll)} testID="consent-sheet-reject-all" />
@@ -127,7 +121,6 @@ const styles = StyleSheet.create({
   purposeName: { fontSize: 16, fontWeight: '600' },
   alwaysOn: { fontSize: 13, fontStyle: 'italic' },
   purposeDescription: { fontSize: 14, lineHeight: 19 },
-  failed: { paddingHorizontal: 20, paddingTop: 8 },
   actions: { paddingHorizontal: 20, paddingTop: 12, gap: 12 },
   row: { flexDirection: 'row', gap: 12 },
 });

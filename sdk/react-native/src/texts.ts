@@ -15,7 +15,6 @@ export interface Texts {
   close: string;
   dialogTitle: string;
   privacyPolicy: string;
-  saveFailed: string;
   /** Opt-out mode's control and the dismiss button of opt-out and notice modes. */
   doNotSell: string;
   noticeOk: string;
@@ -42,7 +41,6 @@ export function texts(config: ConsentConfig): Texts {
     close: ui('close'),
     dialogTitle: ui('dialogTitle') || notice.title,
     privacyPolicy: ui('privacyPolicy'),
-    saveFailed: ui('saveFailed'),
     doNotSell: ui('doNotSell'),
     noticeOk: ui('noticeOk'),
     privacyPolicyUrl: /^https?:\/\//.test(url) ? url : '',
