@@ -300,6 +300,9 @@ describe('faults', () => {
     expect(await c.init()).toMatchObject({ ready: true, config: null, needsConsent: false, choices: {} });
     expect(c.isAllowed('necessary')).toBe(false);
     expect(a.errors[0]).toMatchObject({ code: 'network_error', status: 0 });
+    // Nothing to decide on yet: the call says so instead of recording a decision about nothing.
+    await expect(c.acceptAll()).rejects.toMatchObject({ code: 'no_config' });
+    expect(c.getState().pendingReceipts).toBe(0);
     a.network.offline = false;
     a.appState.set('active');
     await until(() => c.shouldShowBanner(), (b) => b, 'the banner');

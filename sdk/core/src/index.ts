@@ -86,13 +86,14 @@ export function createConsent(options: CoreOptions): ConsentCore {
   let started: Promise<CoreState> | undefined;
   const unsubscribe: (() => void)[] = [];
 
-  const source = () => ({ sdk: options.sdk || 'core', sdkVersion: CORE_VERSION, ...(options.source || { platform: 'other' as const }) });
+  const sdkVersion = options.sdkVersion || CORE_VERSION;
+  const source = () => ({ sdk: options.sdk || 'core', sdkVersion, ...(options.source || { platform: 'other' as const }) });
   const queue = createQueue({
     store,
     now,
     send: (r) => http.consent(r.body, r.key),
     acknowledged(r, createdAt) {
-      // The server's time of the decision in force: the later of two clocks for its expiry (recompute).
+      // The server's time of the decision in force: its age by the server's clock, for expiry (age).
       if (stored && stored.receipt == r.key) {
         stored = { ...stored, createdAt };
         void store.write('decision', stored);
@@ -149,7 +150,8 @@ export function createConsent(options: CoreOptions): ConsentCore {
       mode: config?.mode || 'opt-in',
       jurisdiction: config?.jurisdiction?.code || null,
       locale: config?.locale ?? null,
-      config: (config as unknown as ConsentConfig) ?? null,
+      // The same shapes, declared twice (public.ts may not import): the compiler checks they agree.
+      config: (config ?? null) satisfies ConsentConfig | null,
       pendingReceipts: queue.size(),
     };
   }
@@ -267,7 +269,7 @@ export function createConsent(options: CoreOptions): ConsentCore {
         choices,
         installationId: installation,
         timestamp: decidedAt,
-        sdkVersion: CORE_VERSION,
+        sdkVersion,
         locale,
         gpc: false,
         ...(jurisdiction?.code && { jurisdiction: jurisdiction.code }),

@@ -43,6 +43,8 @@ export interface CoreOptions {
   source?: SourceInfo;
   /** Set by @consent/react-native; default 'core'. */
   sdk?: 'core' | 'react-native';
+  /** Set by @consent/react-native: its own version, sent as the receipt's sdkVersion; default CORE_VERSION. */
+  sdkVersion?: string;
   /** BCP 47 tag of the language to show; default: adapters.locale(). */
   locale?: string;
 }
@@ -53,6 +55,9 @@ export type PromptReason = 'initial' | 'update' | 'expired';
 /** See the browser SDK's Mode: how the banner and purposes behave in the person's jurisdiction. */
 export type Mode = 'opt-in' | 'opt-out' | 'notice' | 'none';
 
+// Purpose, Category, Notice and ConsentConfig are the service's answer as sdk/src/api.ts and sdk/src/v2/api.ts
+// type it, repeated because public types live in this file (the build checks); index.ts has the compiler check
+// that both agree.
 export interface Purpose {
   id: string;
   key: string;
@@ -96,7 +101,14 @@ export interface ConsentConfig {
     reconsentAfterDays: number;
     gpc: { optOutPurposes: string[] };
     googleConsentMode: { enabled: boolean; signals: Record<string, string[]> };
-    [key: string]: unknown;
+    /** Purpose key → cookie names (the browser removes denied ones; an app may do the same with its own). */
+    cookies: Record<string, string[]>;
+    theme: { colorScheme: 'light' | 'dark' | 'auto'; borderRadius?: number };
+    /** IAB TCF settings when the project uses TCF (docs/tcf.md); the MSPA settings; browser-only settings. */
+    tcf?: { enabled: boolean; cmpId: number; cmpVersion: number; publisherCountryCode: string; purposeMap: Record<string, number[]> };
+    gpp?: unknown;
+    integrations?: unknown;
+    cookieDomain?: string;
   };
   jurisdiction?: { code: string; rule: string | null } | null;
   mode: Mode;
