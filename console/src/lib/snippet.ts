@@ -82,3 +82,29 @@ export function tcfOn(consent: { experience?: unknown; latestVersion?: { experie
   const on = (experience: unknown) => (experience as { tcf?: { enabled?: boolean } } | null | undefined)?.tcf?.enabled === true;
   return on(consent?.latestVersion?.experience) || on(consent?.experience);
 }
+
+/** The npm packages an app installs (sdk/react-native/README.md); AsyncStorage keeps the decision and the queue. */
+export const reactNativeInstall = 'npm install @consent/react-native @consent/core @react-native-async-storage/async-storage';
+
+/**
+ * The React Native app's root with the provider (issue 45): the same publishable key and service as the site; the
+ * provider shows the default banner while a decision is needed (<ConsentBanner /> where the app wants it, with
+ * `headless`), and `useConsent()` reads the decision anywhere below it.
+ */
+export const reactNativeSnippet = ({ origin, publicKey }: Pick<SnippetOptions, 'origin' | 'publicKey'>): string => `import AsyncStorage from '@react-native-async-storage/async-storage';
+import { ConsentProvider, useConsent } from '@consent/react-native';
+
+export default function App() {
+  return (
+    <ConsentProvider publicKey="${publicKey}" apiBaseUrl="${origin}" storage={AsyncStorage}>
+      {/* The banner shows over the app while a decision is needed (or add headless and place <ConsentBanner /> yourself). */}
+      <Navigation />
+    </ConsentProvider>
+  );
+}
+
+// Anywhere inside the provider: what the person allowed, and a way back to their choices.
+function PrivacySettings() {
+  const { isAllowed, showPreferences } = useConsent();
+  return <Button title={isAllowed('analytics') ? 'Analytics on: change' : 'Privacy settings'} onPress={showPreferences} />;
+}`;

@@ -1,6 +1,7 @@
 // Consent analytics of a project (console-screens): how visitors answer, from the daily rollup
 // (docs/analytics.md). Three uPlot charts (opt-in rate per purpose, the accept/reject/customise split, the
-// share of GPC browsers) for a range, an interval and optionally one version, and the same numbers as a table.
+// share of GPC browsers) for a range, an interval and optionally one version or platform (web, iOS, Android: the
+// receipts' source), and the same numbers as a table.
 import { TableBox } from '../components/table-box';
 import { useMemo, useState, type FormEvent } from 'react';
 import { useQuery } from 'urql';
@@ -19,7 +20,12 @@ interface Filters {
   to: string;
   interval: Interval;
   versionId: string;
+  /** '' for every platform, else web, ios, android, other or unknown (receipts without a source). */
+  platform: string;
 }
+
+/** The platforms analytics can split by (docs/analytics.md), as the console names them. */
+export const PLATFORM_NAMES: Record<string, string> = { web: 'Web', ios: 'iOS', android: 'Android', other: 'Other apps', unknown: 'Not said (older SDKs)' };
 
 /** Colours that keep 3:1 against white, told apart also by the legend's order and the table. */
 const PALETTE = ['#1f4e79', '#b35900', '#1e6b3a', '#6a3d9a', '#a4262c', '#00707a', '#5a6470', '#8a5a00'];
@@ -41,10 +47,17 @@ function purposesOf(data: ConsentAnalyticsQuery, stats: Stats): PurposeInfo[] {
 
 export default function Analytics({ params }: ScreenProps) {
   const projectId = params.projectId!;
-  const [filters, setFilters] = useState<Filters>({ from: utcDay(-29), to: utcDay(0), interval: 'day', versionId: '' });
+  const [filters, setFilters] = useState<Filters>({ from: utcDay(-29), to: utcDay(0), interval: 'day', versionId: '', platform: '' });
   const [result, refetch] = useQuery({
     query: ConsentAnalyticsDocument,
-    variables: { projectId, from: filters.from, to: filters.to, interval: filters.interval, versionId: filters.versionId || undefined },
+    variables: {
+      projectId,
+      from: filters.from,
+      to: filters.to,
+      interval: filters.interval,
+      versionId: filters.versionId || undefined,
+      platform: filters.platform || undefined,
+    },
     requestPolicy: 'cache-and-network',
   });
   const versions = result.data?.project.versions?.edges.map((e) => e.node) ?? [];
@@ -65,7 +78,7 @@ export default function Analytics({ params }: ScreenProps) {
         isEmpty={(data) => !data.project.consentStats?.totals.receipts}
         empty={
           <Empty title="No receipt in this range.">
-            <p>Charts appear once visitors answer the banner on your sites. Try a longer range or all versions.</p>
+            <p>Charts appear once visitors answer the banner on your sites and apps. Try a longer range, all versions or all platforms.</p>
           </Empty>
         }
       >
@@ -107,6 +120,17 @@ function FilterForm({ value, versions, onApply }: { value: Filters; versions: { 
           {versions.map((v) => (
             <option key={v.id} value={v.id}>
               Version {v.number}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Platform
+        <select value={form.platform} onChange={(e) => setForm({ ...form, platform: e.target.value })}>
+          <option value="">All platforms</option>
+          {Object.entries(PLATFORM_NAMES).map(([value, name]) => (
+            <option key={value} value={value}>
+              {name}
             </option>
           ))}
         </select>
@@ -182,6 +206,7 @@ function Report({ data, stats }: { data: ConsentAnalyticsQuery; stats: Stats }) 
         <Tile label="Customised" count={totals.customised} whole={totals.receipts} />
         <Tile label="GPC browsers" count={totals.gpc} whole={totals.receipts} />
       </dl>
+      <PlatformSplit platforms={totals.platforms as Record<string, number>} whole={totals.receipts} />
       {sparse && (
         <p className="note" role="note">
           {periodsWithData === 1 ? `Only one ${stats.interval} has receipts so far` : `Only ${periodsWithData} ${stats.interval}s have receipts so far`}: the
@@ -223,6 +248,18 @@ function Report({ data, stats }: { data: ConsentAnalyticsQuery; stats: Stats }) 
       </div>
       <DataTable stats={stats} purposes={purposes} />
     </>
+  );
+}
+
+/** Where the range's receipts came from (their source's platform), when more than one platform answered. */
+function PlatformSplit({ platforms, whole }: { platforms: Record<string, number>; whole: number }) {
+  const entries = Object.entries(platforms).sort(([, a], [, b]) => b - a);
+  if (entries.length < 2) return null;
+  return (
+    <p className="muted" aria-label="Receipts by platform">
+      By platform: {entries.map(([platform, count]) => `${PLATFORM_NAMES[platform] ?? platform} ${formatShare(count, whole)} (${formatCount(count)})`).join(' · ')}. Choose a
+      platform above to see its decisions alone.
+    </p>
   );
 }
 

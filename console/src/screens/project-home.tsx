@@ -1,6 +1,7 @@
 // A project's home (console-core): the go-live checklist, which updates as the operator goes (it refetches
 // every few seconds until every step is done, since the SDK's first request and first receipt happen on the
-// operator's site), and the copy-paste snippet for SDK v2 with the Google tag (Consent Mode) examples.
+// operator's site), and the copy-paste snippets: a website's SDK v2 with the Google tag (Consent Mode) examples, and
+// an app's React Native provider (issue 45).
 import { useEffect } from 'react';
 import { useQuery } from 'urql';
 import { Link } from 'wouter';
@@ -10,6 +11,7 @@ import { ProjectHomeDocument, type ProjectHomeQuery } from '../graphql/generated
 import { useProjectContext } from '../lib/context';
 import { paths, type ScreenProps } from '../lib/screen';
 import { consentModeOn, googleTagSnippet, installSnippet, integrationTypes, KEY_PLACEHOLDER, tcfOn } from '../lib/snippet';
+import { InstallTabs, ReactNativePanel } from './parts/install-tabs';
 import { formatDateTime } from './parts/format';
 
 const REFRESH_MS = 5000;
@@ -151,7 +153,7 @@ export function checklist(project: Project): Step[] {
       id: 'receipt',
       title: 'Receive the first consent receipt',
       done: !!receipt,
-      detail: receipt ? `First receipt stored ${formatDateTime(receipt.createdAt)} (SDK ${receipt.sdkVersion}).` : 'Accept or reject the banner on your site once.',
+      detail: receipt ? `First receipt stored ${formatDateTime(receipt.createdAt)}${receipt.sdkVersion ? ` (SDK ${receipt.sdkVersion})` : ''}.` : 'Accept or reject the banner on your site once.',
       screen: 'receipts',
       action: 'See receipts',
     },
@@ -210,19 +212,18 @@ export default function ProjectHome({ params }: ScreenProps) {
 function Snippet({ project }: { project: Project }) {
   const { organization } = useProjectContext();
   const options = { origin: window.location.origin, publicKey: KEY_PLACEHOLDER, googleConsentMode: consentModeOn(project.consent), integrations: integrationTypes(project.consent), tcf: tcfOn(project.consent) };
-  return (
+  const keysLink = organization && (
     <>
-      <h2>Install the SDK</h2>
+      {' '}
+      (<Link href={paths.projectScreen(organization.id, project.id, 'keys')}>API keys</Link>)
+    </>
+  );
+  const website = (
+    <>
       <p>
         Paste this into every page, before other tags, with your publishable key in place of <code>{KEY_PLACEHOLDER}</code>. The full key
         is shown only once, when it is created: the dialog then offers this snippet filled in, ready to paste
-        {organization && (
-          <>
-            {' '}
-            (<Link href={paths.projectScreen(organization.id, project.id, 'keys')}>API keys</Link>)
-          </>
-        )}
-        . A key you stored can be pasted here instead.
+        {keysLink}. A key you stored can be pasted here instead.
       </p>
       <CopyBlock label="SDK v2 snippet (with a placeholder for the key)" text={installSnippet(options)} />
       <h3>With the Google tag (Consent Mode v2)</h3>
@@ -232,6 +233,24 @@ function Snippet({ project }: { project: Project }) {
           : 'Turn on Google Consent Mode in the consent editor (Experience), map each Google signal to your purposes and publish; then use this, whose script tag carries data-google-consent-mode:'}
       </p>
       <CopyBlock label="SDK v2 with the Google tag (with a placeholder for the key)" text={googleTagSnippet(options)} />
+    </>
+  );
+  const keyNote = (
+    <>
+      Put your publishable key in place of <code>{KEY_PLACEHOLDER}</code>: the dialog shown when a key is created offers this snippet with it
+      {keysLink}.
+    </>
+  );
+  return (
+    <>
+      <h2>Install the SDK</h2>
+      <InstallTabs
+        label="Where the SDK runs"
+        tabs={[
+          { id: 'web', label: 'Website', panel: website },
+          { id: 'react-native', label: 'App (React Native)', panel: <ReactNativePanel publicKey={KEY_PLACEHOLDER} keyNote={keyNote} /> },
+        ]}
+      />
     </>
   );
 }

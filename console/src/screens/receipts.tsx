@@ -51,7 +51,10 @@ export default function Receipts({ params }: ScreenProps) {
           {result.fetching ? 'Refreshing…' : 'Refresh'}
         </button>
       </div>
-      <p className="lead">Every consent decision your sites recorded, newest first. Receipts hold no IP address, e-mail or fingerprint.</p>
+      <p className="lead">
+        Every consent decision your sites and apps recorded, newest first, with the source their SDK reported. Receipts hold no IP address, e-mail or
+        fingerprint.
+      </p>
       <FilterForm value={filters} onApply={apply} />
       <Export projectId={projectId} projectSlug={project?.slug ?? 'project'} filters={filters} />
       <QueryState
@@ -156,6 +159,15 @@ function purposeNames(versions: { id: string; config: unknown }[]): Names {
   );
 }
 
+/** Where the receipt came from (issue 45), in words: "iOS app com.example.shop 2.3.1 · React Native SDK 0.1.0". */
+export function sourceWords(source: Receipt['source']): string | null {
+  if (!source) return null;
+  const sdk = { browser: 'Browser SDK', core: 'Core SDK', 'react-native': 'React Native SDK' }[source.sdk] ?? `${source.sdk} SDK`;
+  const platform = { web: 'Web', ios: 'iOS app', android: 'Android app', other: 'App' }[source.platform] ?? source.platform;
+  const app = [source.appId, source.appVersion].filter(Boolean).join(' ');
+  return `${platform}${app ? ` ${app}` : ''} · ${sdk} ${source.sdkVersion}`;
+}
+
 /** The receipt's `action` (what the SDK said the visitor did), in words. */
 export const ACTION_WORDS: Record<string, string> = {
   accept_all: 'Accepted all',
@@ -195,6 +207,7 @@ function ReceiptsTable({ receipts, names }: { receipts: Receipt[]; names: Names 
             <th scope="col">Decision</th>
             <th scope="col">Choices</th>
             <th scope="col">Installation</th>
+            <th scope="col">Source</th>
             <th scope="col">Details</th>
           </tr>
         </thead>
@@ -213,8 +226,11 @@ function ReceiptsTable({ receipts, names }: { receipts: Receipt[]; names: Names 
                 </code>
               </td>
               <td>
+                <small>{sourceWords(r.source) ?? <span className="muted">Not said (older SDK)</span>}</small>
+              </td>
+              <td>
                 <small>
-                  {[r.locale && `Language ${r.locale}`, r.gpc && 'GPC signal', r.sdkVersion && `SDK ${r.sdkVersion}`].filter(Boolean).join(' · ') || '—'}
+                  {[r.locale && `Language ${r.locale}`, r.gpc && 'GPC signal', !r.source && r.sdkVersion && `SDK ${r.sdkVersion}`].filter(Boolean).join(' · ') || '—'}
                 </small>
               </td>
             </tr>

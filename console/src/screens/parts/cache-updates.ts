@@ -79,6 +79,7 @@ export const screensEmbeddedTypes = [
   'PublishEvidencePackage',
   'PublishEvidenceSummary',
   'ReceiptPage',
+  'ReceiptSource',
   'RevokeApiKeyPayload',
   'ScanFinding',
   'ScanSchedule',

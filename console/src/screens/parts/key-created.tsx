@@ -4,6 +4,7 @@
 import { useEffect, useId, useRef } from 'react';
 import { CopyBlock, secretCopyStatus, useCopy } from '../../components/copy';
 import { installSnippet } from '../../lib/snippet';
+import { InstallTabs, ReactNativePanel } from './install-tabs';
 
 export function KeyCreatedDialog({
   name,
@@ -51,11 +52,25 @@ export function KeyCreatedDialog({
         {secretCopyStatus(copied)}
       </p>
       <h3>Install snippet, ready to paste</h3>
-      <p>
-        Paste it into every page of your site, before other tags{googleConsentMode ? ' (Google Consent Mode is on: the script tag says so)' : ''}. List the
-        site’s origin under Allowed origins too.
-      </p>
-      <CopyBlock label="Install snippet" text={snippet} copyLabel="Copy snippet" />
+      <InstallTabs
+        label="Where the SDK runs"
+        tabs={[
+          {
+            id: 'web',
+            label: 'Website',
+            panel: (
+              <>
+                <p>
+                  Paste it into every page of your site, before other tags{googleConsentMode ? ' (Google Consent Mode is on: the script tag says so)' : ''}.
+                  List the site’s origin under Allowed origins too.
+                </p>
+                <CopyBlock label="Install snippet" text={snippet} copyLabel="Copy snippet" />
+              </>
+            ),
+          },
+          { id: 'react-native', label: 'App (React Native)', panel: <ReactNativePanel publicKey={secret} keyNote="The snippet below already holds this key." /> },
+        ]}
+      />
       <div className="row dialog-actions">
         <button type="button" className="primary" onClick={onDone} autoFocus>
           I have stored it
