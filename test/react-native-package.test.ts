@@ -24,7 +24,7 @@ const CONSUMER = `import AsyncStorage from '@react-native-async-storage/async-st
 import { useEffect } from 'react';
 import { Button, Text } from 'react-native';
 import {
-  ConsentBanner, ConsentPreferences, ConsentProvider, firebaseSettings, useConsent, useFirebaseConsent, useIsAllowed,
+  ConsentBanner, ConsentPreferences, ConsentProvider, firebaseSettings, REACT_NATIVE_VERSION, useConsent, useFirebaseConsent, useIsAllowed,
   type ConsentErrorEvent, type FirebaseConsentSettings, type InAppKeyWriter, type UseConsent,
 } from '@consent/react-native';
 
@@ -61,7 +61,7 @@ function Screen() {
   void consent.save({ analytics: true }).then(() => consent.rejectAll());
   return (
     <>
-      <Text>{allowed ? 'on' : 'off'} {promptReason} {String(fromCore?.analytics_storage)}</Text>
+      <Text>{allowed ? 'on' : 'off'} {promptReason} {String(fromCore?.analytics_storage)} {REACT_NATIVE_VERSION}</Text>
       <Button title="Privacy settings" onPress={showPreferences} />
     </>
   );
@@ -91,6 +91,8 @@ describe('npm package @consent/react-native', () => {
   it('ships its build, types and README, with react and react-native as peers and no native code', () => {
     const installed = join(dir, 'node_modules/@consent/react-native');
     const pkg = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'));
+    // The version receipts carry as source.sdkVersion is the package's.
+    expect(readFileSync(join(installed, 'dist/version.js'), 'utf8')).toContain(`REACT_NATIVE_VERSION = '${pkg.version}'`);
     expect(pkg.peerDependencies).toMatchObject({ react: expect.any(String), 'react-native': expect.any(String) });
     expect(pkg.dependencies).toEqual({ '@consent/core': expect.any(String) });
     const files = readdirSync(installed, { recursive: true, encoding: 'utf8' }).sort();

@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { TestServer } from '../helpers/server.js';
 import { launchChromium, sampleDraft, setupProject, startService, type SiteProject } from './harness.js';
 import { bundleDemo, startDemoServer, type DemoServer } from './react-native-app.js';
+import { REACT_NATIVE_VERSION } from '../../sdk/react-native/src/version.js';
 
 const ARTIFACTS = 'test-artifacts/react-native';
 // The service reads the device's location as behind a CDN; a test plays the CDN with these headers (opt-out below).
@@ -189,7 +190,7 @@ describe('the default banner and preferences sheet', () => {
     expect(rejected).toMatchObject({
       choices: { necessary: true, analytics: false, ads: false },
       versionNumber: 2,
-      source: { sdk: 'react-native', sdkVersion: '0.1.0', platform: 'web', appId: 'com.acme.shop', appVersion: '1.4.0' },
+      source: { sdk: 'react-native', sdkVersion: REACT_NATIVE_VERSION, platform: 'web', appId: 'com.acme.shop', appVersion: '1.4.0' },
     });
 
     // The app's own button opens the preferences sheet, which starts from that decision.

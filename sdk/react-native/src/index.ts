@@ -7,4 +7,5 @@ export { useConsent, useIsAllowed, type UseConsent } from './hooks';
 export { ConsentBanner, type ConsentBannerProps } from './banner';
 export { ConsentPreferences } from './preferences';
 export { firebaseSettings, useFirebaseConsent, type FirebaseConsentSettings } from './firebase';
+export { REACT_NATIVE_VERSION } from './version';
 export type { ConsentConfig, ConsentCore, ConsentErrorEvent, CoreState, FirebaseConsent, InAppKeyWriter, KeyValueStorage, PromptReason, SourceInfo } from '@consent/core';

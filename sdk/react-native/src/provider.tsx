@@ -7,6 +7,7 @@ import { AppState, Platform, StyleSheet, View } from 'react-native';
 import { createConsent, type ConsentAdapters, type ConsentCore, type ConsentErrorEvent, type CoreState, type KeyValueStorage, type SourceInfo } from '@consent/core';
 import { ConsentBanner } from './banner';
 import { ConsentPreferences } from './preferences';
+import { REACT_NATIVE_VERSION } from './version';
 
 export interface ConsentProviderProps {
   /** The project's publishable key (`pk_live_...`): the console's install screen shows it. */
@@ -83,7 +84,15 @@ export function ConsentProvider(props: ConsentProviderProps) {
   useEffect(() => {
     const { storage, adapters } = latest.current;
     const source: SourceInfo = { platform, ...(appId ? { appId } : {}), ...(appVersion ? { appVersion } : {}) };
-    const next = createConsent({ publicKey, apiBaseUrl, locale, source, sdk: 'react-native', adapters: { appState: appStateAdapter, ...adapters, storage } });
+    const next = createConsent({
+      publicKey,
+      apiBaseUrl,
+      locale,
+      source,
+      sdk: 'react-native',
+      sdkVersion: REACT_NATIVE_VERSION,
+      adapters: { appState: appStateAdapter, ...adapters, storage },
+    });
     let live = true;
     const offChange = next.onChange((s) => live && setState(s));
     const offError = next.onError((e) => {

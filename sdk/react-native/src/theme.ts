@@ -27,14 +27,10 @@ export function textOn(hex: string): string {
   return 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.179 ? '#000000' : '#ffffff';
 }
 
-interface Theme {
-  colorScheme?: unknown;
-  borderRadius?: unknown;
-}
-
 /** The palette for a config; `device` is React Native's useColorScheme(), used when the theme says auto. */
 export function palette(config: ConsentConfig | null, device: string | null | undefined): Palette {
-  const theme = (config?.experience.theme ?? {}) as Theme;
+  // Checked again here: a config stored by an older version of the app may lack the theme or hold odd values.
+  const theme: { colorScheme?: unknown; borderRadius?: unknown } = config?.experience.theme ?? {};
   const wanted = theme.colorScheme === 'dark' || theme.colorScheme === 'auto' ? theme.colorScheme : 'light';
   const scheme = wanted === 'auto' ? (device === 'dark' ? 'dark' : 'light') : wanted;
   const given = config?.config.notice.primaryColor ?? '';
