@@ -53,7 +53,7 @@ export type Strings = NonNullable<ReceiptBody['tcf']>;
 
 
 export const ids = (o: Record<string, unknown> | undefined) => Object.keys(o || {}).map(Number);
-const sorted = (list: Iterable<number>) => [...new Set(list)].sort((a, b) => a - b);
+export const sorted = (list: Iterable<number>) => [...new Set(list)].sort((a, b) => a - b);
 /** The TC string holds at most 390 days of a decision (TCF Policies: renew at least every 13 months). */
 const MAX_DAYS = 390;
 

@@ -11,7 +11,7 @@ import type { GppApi } from './gpp';
 import { read, write, type Consent } from './consent';
 import type { ConsentError } from './public';
 import { STYLES } from './styles';
-import { choiceOf, encode, encodingGvlOf, gdprApplies, grants, gvlOf, ids, stillValid, type Choice, type Strings, type Texts, type Vendor, type VendorList } from './tcf-encoding';
+import { choiceOf, encode, encodingGvlOf, gdprApplies, grants, gvlOf, ids, sorted, stillValid, type Choice, type Strings, type Texts, type Vendor, type VendorList } from './tcf-encoding';
 import { tcfStub } from './tcf-stub';
 import { dialogKeys, styleRoot, type Ui, type mountUi } from './ui';
 
