@@ -340,7 +340,7 @@ describe('jurisdictions', () => {
     await expect.poll(() => banner().count()).toBe(0);
     await expect.poll(status).toBe('Analytics: off');
     const [receipt] = await receiptsOnceThere(project, 1);
-    expect(receipt).toMatchObject({ jurisdiction: 'US-CA', choices: { necessary: true, analytics: false, ads: false } });
+    expect(receipt).toMatchObject({ jurisdiction: 'US-CA', action: 'opt_out', choices: { necessary: true, analytics: false, ads: false } });
   });
 
   it('California (opt-out): "Got it" closes the notice without a receipt, and it stays closed on the next launch', async () => {

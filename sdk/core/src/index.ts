@@ -3,7 +3,7 @@
 // config check its api.ts's, Google's signals its gcm.ts's; what is new here is what an app needs: state kept in
 // the app's storage and answered from at launch, and receipts that survive the network (queue.ts).
 // Nothing here throws into the app: failures go to onError (init never rejects).
-import { allowed, applies, needsBanner, type Stored } from '../../src/v2/consent';
+import { allowed, applies, needsBanner, optOutOf, type Stored } from '../../src/v2/consent';
 import { checkConfig, type SdkConfig } from '../../src/v2/api';
 import { states } from '../../src/v2/gcm';
 import { gdprApplies } from '../../src/v2/gdpr';
@@ -252,7 +252,7 @@ export function createConsent(options: CoreOptions): ConsentCore {
   }
 
   /** Records a decision: stored with its receipt first, then sent (queue.ts); resolves once both are stored. */
-  async function decide(grant: (key: string, required: boolean) => boolean, action: 'accept_all' | 'reject_all' | 'custom') {
+  async function decide(grant: (key: string, required: boolean) => boolean, action: 'accept_all' | 'reject_all' | 'custom' | 'opt_out') {
     await core.init();
     if (!config) {
       report('no_config', 'no configuration yet: nothing to decide on');
@@ -333,6 +333,9 @@ export function createConsent(options: CoreOptions): ConsentCore {
     acceptAll: () => decide(() => true, 'accept_all'),
     rejectAll: () => decide(() => false, 'reject_all'),
     save: (choices) => decide((k) => choices[k] === true, 'custom'),
+    // "Do Not Sell or Share": the browser SDK's rule (what it denies: the experience's opt-out purposes, or every
+    // optional one), recorded as `opt_out` so the operator's opt-out counts include apps.
+    optOut: () => decide((k) => !optOutOf(config!, config!.config.purposes.find((p) => p.key == k)!) && has(k), 'opt_out'),
     async dismiss() {
       await core.init();
       if (!config) return;

@@ -171,6 +171,11 @@ export interface ConsentCore {
   acceptAll(): Promise<void>;
   rejectAll(): Promise<void>;
   save(choices: Record<string, boolean>): Promise<void>;
+  /**
+   * Opt-out mode's "Do Not Sell or Share": denies the experience's opt-out purposes (every optional purpose when it
+   * names none), keeps the rest as they are, and records the receipt with the action `opt_out`, as the browser SDK does.
+   */
+  optOut(): Promise<void>;
   /** Opt-out and notice modes: the person closed the notice without deciding; it stays away for this mode and version. */
   dismiss(): Promise<void>;
   onChange(fn: (state: CoreState) => void): () => void;

@@ -11,7 +11,7 @@ import { choiceOf, encode, encodingGvlOf, ids, type Choice, type Strings, type V
 import { ALL_KEYS } from './keys';
 import type { InAppKeys } from './public';
 
-type Action = 'accept_all' | 'reject_all' | 'custom';
+type Action = 'accept_all' | 'reject_all' | 'custom' | 'opt_out';
 
 /**
  * The strings a decision's receipt carries. TCF: Accept all and Reject all as tcf.js makes them (docs/tcf.md, "What
@@ -26,7 +26,7 @@ export async function stringsFor(config: SdkConfig, choices: Record<string, bool
   const optional = config.config.purposes.filter((p) => !p.required);
   const own = optional.filter((p) => !settings.purposeMap[p.key]?.length && choices[p.key]).map((p) => p.key);
   let choice: Choice;
-  if (action != 'custom') choice = choiceOf(list, settings, action == 'accept_all', own);
+  if (action == 'accept_all' || action == 'reject_all') choice = choiceOf(list, settings, action == 'accept_all', own);
   else {
     const purposes = [...new Set(optional.filter((p) => choices[p.key]).flatMap((p) => settings.purposeMap[p.key] || []))];
     const some = purposes.length > 0;

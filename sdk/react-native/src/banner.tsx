@@ -4,7 +4,7 @@ import { useEffect } from 'react';
 import { AccessibilityInfo, StyleSheet, Text, useColorScheme, View } from 'react-native';
 import { useConsent } from './hooks';
 import { ActionButton, align, PolicyLink, useDecide } from './parts';
-import { optOutChoices, texts } from './texts';
+import { texts } from './texts';
 import { palette } from './theme';
 
 export interface ConsentBannerProps {
@@ -50,7 +50,7 @@ export function ConsentBanner({ bottomInset = 0 }: ConsentBannerProps) {
         <>
           {consent.mode === 'opt-out' && (
             <View style={styles.row}>
-              <ActionButton kind="equal" label={t.doNotSell} palette={p} onPress={() => decide(() => consent.save(optOutChoices(config, consent.isAllowed)))} testID="consent-do-not-sell" />
+              <ActionButton kind="equal" label={t.doNotSell} palette={p} onPress={() => decide(() => consent.optOut())} testID="consent-do-not-sell" />
             </View>
           )}
           <View style={styles.row}>

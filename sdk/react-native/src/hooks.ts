@@ -12,6 +12,8 @@ export interface UseConsent extends CoreState {
   rejectAll(): Promise<void>;
   /** The person's choice per purpose key (required purposes are recorded as granted whatever is passed). */
   save(choices: Record<string, boolean>): Promise<void>;
+  /** Opt-out mode's "Do Not Sell or Share" (recorded as `opt_out`). */
+  optOut(): Promise<void>;
   /** Opt-out and notice modes: the person closed the notice without deciding; it stays away for this version. */
   dismiss(): Promise<void>;
   /** Forgets the decision and the installation: the banner shows again. */
@@ -46,6 +48,7 @@ export function useConsent(): UseConsent {
     acceptAll: ready ? () => core.acceptAll() : notReady,
     rejectAll: ready ? () => core.rejectAll() : notReady,
     save: ready ? (choices) => core.save(choices) : notReady,
+    optOut: ready ? () => core.optOut() : notReady,
     dismiss: ready ? () => core.dismiss() : notReady,
     reset: core ? () => core.reset() : notReady,
     showPreferences: () => setPreferencesVisible(true),

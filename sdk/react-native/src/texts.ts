@@ -64,13 +64,3 @@ export function groups(config: ConsentConfig): PurposeGroup[] {
   list.push({ name: '', purposes: purposes.filter((p) => !known.has(p.categoryId)) });
   return list.filter((g) => g.purposes.length).map((g) => ({ ...g, purposes: [...g.purposes].sort(bySortOrder) }));
 }
-
-/**
- * What "Do Not Sell or Share" denies in opt-out mode: the experience's opt-out purposes, or every optional purpose
- * when it names none (the browser SDK's rule, sdk/src/v2/consent.ts optOut).
- */
-export function optOutChoices(config: ConsentConfig, isAllowed: (key: string) => boolean): Record<string, boolean> {
-  const listed = config.experience.gpc.optOutPurposes;
-  const optOut = (p: Purpose) => (listed.length ? listed.includes(p.key) : !p.required);
-  return Object.fromEntries(config.config.purposes.map((p) => [p.key, !optOut(p) && isAllowed(p.key)]));
-}

@@ -40,7 +40,7 @@ export function allowed(p: Purpose | undefined, m: Mode, decision: Stored | unde
 }
 
 /** What "Do Not Sell or Share" denies (Consent.optOut). */
-const optOutOf = (c: SdkConfig, p: Purpose) => (c.experience.gpc.optOutPurposes.length ? c.experience.gpc.optOutPurposes.includes(p.key) : !p.required);
+export const optOutOf = (c: SdkConfig, p: Purpose) => (c.experience.gpc.optOutPurposes.length ? c.experience.gpc.optOutPurposes.includes(p.key) : !p.required);
 /** Some opt-out purpose is denied in `choices` (Consent.optedOut; the core's GPP string too). */
 export const optedOut = (c: SdkConfig, choices: Record<string, boolean>) => c.config.purposes.some((p) => optOutOf(c, p) && !choices[p.key]);
 
