@@ -1,0 +1,65 @@
+// The requests collector: every request to another site (host, URL without its query, resource type, the
+// script or document behind it, whether the decision was made, the EasyPrivacy rule that names it), once per
+// URL, type and side of the decision on each page of the visit, with the load that sent it.
+import type { Request } from 'playwright-core';
+import { siteOf } from './catalogue.js';
+import { VISIT_CAPS, withoutQuery, type Collector, type VisitSession } from './visit-session.js';
+import type { ObservedRequest } from './visit.js';
+
+/** The frame that made a request (its document's URL), or for a redirect the request it came from. */
+function initiatorOf(request: Request): string | null {
+  const previous = request.redirectedFrom();
+  if (previous) return withoutQuery(previous.url());
+  try {
+    const frameUrl = request.frame().url();
+    return frameUrl ? withoutQuery(frameUrl) : null;
+  } catch {
+    return null; // a worker's request has no frame
+  }
+}
+
+/** Adds a request to the visit's list within its cap (the WebSockets collector adds sockets to other sites here too). */
+export function addRequest(session: VisitSession, entry: ObservedRequest): void {
+  if (session.result.requests.length >= VISIT_CAPS.requests) session.result.cut.requests++;
+  else session.result.requests.push(entry);
+}
+
+export function collectRequests(session: VisitSession): Collector {
+  const { context, cdp, options } = session;
+  const seen = new Set<string>();
+  const requested: { entry: ObservedRequest; rawUrl: string }[] = [];
+  // The script behind each request, from Chromium's own network events (Playwright does not expose it).
+  const scriptInitiators = new Map<string, string>();
+  context.on('request', (request: Request) => {
+    const requestUrl = request.url();
+    let parsed: URL;
+    try {
+      parsed = new URL(requestUrl);
+    } catch {
+      return;
+    }
+    if (!/^(https?|wss?):$/.test(parsed.protocol) || siteOf(parsed.hostname) === session.pageSite) return;
+    const { afterDecision, load, pageUrl } = session.now();
+    const entry: ObservedRequest = { host: parsed.hostname, url: withoutQuery(requestUrl, VISIT_CAPS.urlChars), resourceType: request.resourceType(), initiator: initiatorOf(request), afterDecision, load, tracker: null };
+    // Once per URL and type on each side of the decision, on each page of the visit (the next page's are its own).
+    const key = `${entry.url} ${entry.resourceType} ${entry.afterDecision} ${pageUrl}`;
+    if (seen.has(key)) return;
+    entry.tracker = options.trackers?.match(requestUrl, session.url, entry.resourceType) ?? null;
+    if (session.result.requests.length >= VISIT_CAPS.requests) return void session.result.cut.requests++;
+    seen.add(key);
+    session.result.requests.push(entry);
+    requested.push({ entry, rawUrl: requestUrl });
+  });
+  cdp.on('Network.requestWillBeSent', (event) => {
+    // The script on top of the (async) stack, else the parser's document; a CORS preflight names itself.
+    let stack = event.initiator.stack;
+    while (stack && !stack.callFrames.some((frame) => frame.url)) stack = stack.parent;
+    const script = stack?.callFrames.find((frame) => frame.url)?.url ?? (event.initiator.type === 'preflight' ? undefined : event.initiator.url);
+    if (script && !scriptInitiators.has(event.request.url)) scriptInitiators.set(event.request.url, withoutQuery(script, VISIT_CAPS.urlChars));
+  });
+  return {
+    async finish() {
+      for (const { entry, rawUrl } of requested) entry.initiator = scriptInitiators.get(rawUrl) ?? entry.initiator;
+    },
+  };
+}
