@@ -100,6 +100,8 @@ describe('a scan of fixture sites in Chromium', () => {
       // Chromium names the script for some requests and only the document for others (an Image from a script).
       initiator: expect.stringMatching(new RegExp(`^${sites.origin}/(good|ads\\.js)$`)),
       afterDecision: true,
+      // Sent by the page's first load, once the decision was made (ads.js is released by Accept all).
+      load: 'first',
       // The EasyPrivacy rule its full URL matched (the query is not kept; the catalogue names the host: LinkedIn).
       tracker: '/pixel.gif?',
     });

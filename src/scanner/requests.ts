@@ -2,6 +2,7 @@
 // script or document behind it, whether the decision was made, the EasyPrivacy rule that names it), once per
 // URL, type and side of the decision on each page of the visit, with the load that sent it.
 import type { Request } from 'playwright-core';
+import type { GuardProxy, ProxiedConnection } from './guard-proxy.js';
 import { siteOf } from './catalogue.js';
 import { VISIT_CAPS, withoutQuery, type Collector, type VisitSession } from './visit-session.js';
 import type { ObservedRequest } from './visit.js';
@@ -24,9 +25,13 @@ export function addRequest(session: VisitSession, entry: ObservedRequest): void 
   else session.result.requests.push(entry);
 }
 
-export function collectRequests(session: VisitSession): Collector {
+export function collectRequests(session: VisitSession, proxy: Pick<GuardProxy, 'connections'>): Collector {
   const { context, cdp, options } = session;
   const seen = new Set<string>();
+  // Every request the browser showed, same-site ones included, by URL without query and by host: what the proxy
+  // let through beyond these escaped the browser's events.
+  const shown = new Map<string, number>();
+  const hostsShown = new Set<string>();
   const requested: { entry: ObservedRequest; rawUrl: string }[] = [];
   // The script behind each request, from Chromium's own network events (Playwright does not expose it).
   const scriptInitiators = new Map<string, string>();
@@ -38,6 +43,9 @@ export function collectRequests(session: VisitSession): Collector {
     } catch {
       return;
     }
+    const bare = withoutQuery(requestUrl, VISIT_CAPS.urlChars);
+    shown.set(bare, (shown.get(bare) ?? 0) + 1);
+    hostsShown.add(parsed.hostname);
     if (!/^(https?|wss?):$/.test(parsed.protocol) || siteOf(parsed.hostname) === session.pageSite) return;
     const { afterDecision, load, pageUrl } = session.now();
     const entry: ObservedRequest = { host: parsed.hostname, url: withoutQuery(requestUrl, VISIT_CAPS.urlChars), resourceType: request.resourceType(), initiator: initiatorOf(request), afterDecision, load, tracker: null };
@@ -57,9 +65,35 @@ export function collectRequests(session: VisitSession): Collector {
     const script = stack?.callFrames.find((frame) => frame.url)?.url ?? (event.initiator.type === 'preflight' ? undefined : event.initiator.url);
     if (script && !scriptInitiators.has(event.request.url)) scriptInitiators.set(event.request.url, withoutQuery(script, VISIT_CAPS.urlChars));
   });
+  /** Requests to other sites the proxy let through and the browser never showed: sent by a page being left. */
+  const addEscaped = () => {
+    // WebSockets are tunnelled too, and the browser shows them as sockets, not requests.
+    for (const socket of session.result.websockets?.sockets ?? []) hostsShown.add(socket.host);
+    const proxied = new Map<string, ProxiedConnection[]>();
+    for (const connection of proxy.connections) {
+      if (siteOf(connection.host) === session.pageSite) continue;
+      if (connection.kind === 'tunnel' && hostsShown.has(connection.host)) continue;
+      const same = proxied.get(connection.url);
+      if (same) same.push(connection);
+      else proxied.set(connection.url, [connection]);
+    }
+    for (const [url, connections] of proxied) {
+      // Past as many as the browser showed: a page's last requests to a URL are the ones sent on leaving.
+      for (const connection of connections.slice(shown.get(url) ?? 0)) {
+        const load = session.loadLeftAt(connection.at);
+        const afterDecision = session.decidedAt !== null && connection.at >= session.decidedAt;
+        const key = `${url} leaving ${afterDecision} ${load}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        const tracker = connection.kind === 'http' ? (options.trackers?.match(url, session.url, 'ping') ?? null) : null;
+        addRequest(session, { host: connection.host, url, resourceType: 'ping', initiator: null, afterDecision, load, tracker, leaving: true });
+      }
+    }
+  };
   return {
     async finish() {
       for (const { entry, rawUrl } of requested) entry.initiator = scriptInitiators.get(rawUrl) ?? entry.initiator;
+      addEscaped();
     },
   };
 }

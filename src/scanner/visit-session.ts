@@ -44,6 +44,10 @@ export class VisitSession {
   private loadNow: { phase: LoadPhase; url: string; startedAt: number };
   /** Set just before the click, so what the click itself sets off counts as after the decision. */
   afterDecision = false;
+  /** When (Date.now()) the visit started each navigation, the last one leaving the page for about:blank. */
+  readonly navigations: { at: number; load: LoadPhase | null }[] = [];
+  /** When the decision was clicked (Date.now()); null before. */
+  decidedAt: number | null = null;
   /** Work begun by browser events (reading a response's headers, say) that results wait for. */
   private readonly pending: Promise<unknown>[] = [];
 
@@ -76,6 +80,23 @@ export class VisitSession {
 
   startLoad(phase: LoadPhase, url: string): void {
     this.loadNow = { phase, url, startedAt: Date.now() };
+    this.navigations.push({ at: this.loadNow.startedAt, load: phase });
+  }
+
+  /** The visitor leaves the last page: what it sends on its way out (pagehide, unload) is still its own. */
+  startLeaving(): void {
+    this.navigations.push({ at: Date.now(), load: null });
+  }
+
+  /**
+   * The load whose document was being left at `at`: a request the browser's events never showed (a beacon, a
+   * keepalive fetch, an image ping from pagehide) comes from a document on its way out, which is the load before
+   * the last navigation started by then (the first load when none was left yet).
+   */
+  loadLeftAt(at: number): LoadPhase {
+    let index = -1;
+    for (let i = 0; i < this.navigations.length; i++) if (this.navigations[i]!.at <= at) index = i;
+    return this.navigations[Math.max(0, index - 1)]?.load ?? 'first';
   }
 
   get load(): LoadPhase {

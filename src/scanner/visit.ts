@@ -64,6 +64,11 @@ export interface ObservedRequest {
   load?: LoadPhase;
   /** The EasyPrivacy rule that names the request (its full URL) as tracking; null when none does (trackers.ts). */
   tracker: string | null;
+  /**
+   * Present (true) when only the guard proxy saw it: sent by a page being left (sendBeacon, a keepalive fetch, an
+   * image ping on pagehide or unload), which the browser's events do not show. Over https only its host is known.
+   */
+  leaving?: true;
 }
 
 /** The loads of a visit: the page, then (reject and accept) the page again and one more same-site page. */
@@ -152,6 +157,12 @@ export interface VisitOptions {
 }
 
 
+/** How long the visit waits, after leaving its last page, for what that page sends on its way out. */
+const LEAVE_MS = 1500;
+const LEAVE_QUIET_MS = 250;
+/** Leaving is skipped when less than this is left of the visit's deadline. */
+const LEAVE_ROOM_MS = 5000;
+
 const emptyResult = (kind: VisitKind, url: string): VisitResult => ({
   kind,
   url,
@@ -192,7 +203,7 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
     const sdk = await watchSdk(session);
     collectors = [
       await collectCookiesAndStorage(session),
-      collectRequests(session),
+      collectRequests(session, proxy),
       collectWebSockets(session),
       // The screenshot first: what the visitor sees before anything else is read.
       ...(options.evidence ? [collectArtifacts(session, options.evidence)] : []),
@@ -237,10 +248,32 @@ async function visitSteps(session: VisitSession, proxy: GuardProxy, collectors: 
     await session.within(page.waitForLoadState('networkidle', { timeout: session.left(3000) }).catch(() => {}));
     return entry;
   };
-  /** Watches what the page writes until `dwellMs` after `idleAt` (tags that write late), then lets the collectors read. */
-  const dwell = async (idleAt: number) => {
+  /** Watches what the page does until `dwellMs` after `idleAt` (tags that act late): the collectors record it as it happens. */
+  const watch = async (idleAt: number) => {
     const rest = options.dwellMs - (Date.now() - idleAt);
     if (rest > 0) await session.within(page.waitForTimeout(session.left(rest)));
+  };
+  /**
+   * Leaves the last judged page as a visitor does (to about:blank), so what it sends on pagehide and unload is
+   * sent now, while the guard proxy still listens; then waits until the proxy saw nothing new for LEAVE_QUIET_MS
+   * (at most LEAVE_MS). The browser's events never show these requests: the requests collector finds them in the
+   * proxy's log.
+   */
+  const leave = async () => {
+    // Near the deadline the visit keeps what it has (the page's last requests are then not seen; docs/scanner.md).
+    if (session.left() < LEAVE_ROOM_MS) return;
+    session.startLeaving();
+    await session.within(page.goto('about:blank', { timeout: session.left(LEAVE_MS) }).catch(() => {}));
+    const until = Date.now() + LEAVE_MS;
+    let seen = -1;
+    while (seen !== proxy.connections.length && Date.now() < until) {
+      seen = proxy.connections.length;
+      await session.within(new Promise((resolve) => setTimeout(resolve, LEAVE_QUIET_MS)));
+    }
+  };
+  /** A judged load: watched for the dwell window, then the collectors read what the page holds. */
+  const dwell = async (idleAt: number) => {
+    await watch(idleAt);
     await each('afterLoad');
   };
 
@@ -262,14 +295,19 @@ async function visitSteps(session: VisitSession, proxy: GuardProxy, collectors: 
   if (kind === 'before') {
     await each('pageShown');
     await dwell(idleAt);
+    await leave();
   } else if (result.bannerShown) {
     session.afterDecision = true;
+    session.decidedAt = Date.now();
     await session.within(banner.locator(`[data-consent="${kind === 'reject' ? 'reject-all' : 'accept-all'}"]`).click({ timeout: session.left(5000) }));
     result.decided = true;
     result.decidedAtMs = session.now().visitMs;
-    // What the page does once the decision is made: scripts unblocked, cookies removed.
+    // What the page does once the decision is made: scripts unblocked, cookies removed, and tags that act a
+    // moment after the click. Network idle answers at once on a page that was idle already, so the page is
+    // watched for the dwell window too before it is left.
     await session.within(banner.waitFor({ state: 'hidden', timeout: session.left(5000) }).catch(() => {}));
     await session.within(page.waitForLoadState('networkidle', { timeout: session.left(3000) }).catch(() => {}));
+    await watch(Date.now());
     // Then what the site does on every page view with the decision stored: the page again, and one more
     // same-site page where there is one (a tag that ignores the decision sets its cookies again here).
     await load(session.url, 'reload');
@@ -278,6 +316,7 @@ async function visitSteps(session: VisitSession, proxy: GuardProxy, collectors: 
       await load(options.nextUrl, 'next');
       await dwell(Date.now());
     }
+    await leave();
   } else {
     // No banner to decide in: what the page holds after its one load (no dwell: nothing is judged after a decision).
     await each('afterLoad');
