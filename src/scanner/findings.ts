@@ -1,10 +1,25 @@
 // What a scan's observations mean for the operator (extensions.md section 7, docs/scanner.md "Findings").
 import type { Catalogue, Category, Classification } from './catalogue.js';
 import type { TransportReport } from './transport.js';
+import { CONSENT_TYPES, type GoogleTagHit } from './consent-mode.js';
 import type { LoadPhase, ObservedCookie, ObservedRequest, ObservedStorage, ObservedWrite, VisitResult } from './visit.js';
 import type { PageForms, PageLinks } from './links.js';
 
-export const FINDING_TYPES = ['before_consent', 'after_reject', 'unclassified_request', 'unmapped', 'sdk_missing', 'banner_missing', 'insecure_form', 'no_https_redirect', 'tls_invalid'] as const;
+export const FINDING_TYPES = [
+  'before_consent',
+  'after_reject',
+  'unclassified_request',
+  'unmapped',
+  'sdk_missing',
+  'banner_missing',
+  'insecure_form',
+  'no_https_redirect',
+  'tls_invalid',
+  'gcm_missing_default',
+  'gcm_granted_before_decision',
+  'gcm_granted_after_reject',
+  'gcm_not_updated_after_accept',
+] as const;
 export type FindingType = (typeof FINDING_TYPES)[number];
 
 /** Categories that need consent: only these are violations before a decision or after Reject all. */
@@ -139,6 +154,7 @@ export function findingsOf(pages: ScannedPage[], context: FindingContext): Findi
         if (NEEDS_CONSENT.includes(item.class.category)) add(itemFinding('after_reject', item, 'reject', page.url));
       }
     }
+    for (const finding of consentModeFindings(page)) add(finding);
     for (const visit of page.visits) {
       // Cookies held at the end, then those only seen written (set and removed within the visit).
       const cookies = [
@@ -152,6 +168,50 @@ export function findingsOf(pages: ScannedPage[], context: FindingContext): Findi
         finding.suggestedPurposeKey = suggestPurpose(classification.category, context.purposes);
         add(finding);
       }
+    }
+  }
+  return findings;
+}
+
+/** Each Consent Mode type as the tag applied it: the update where one was given, else the default. */
+function appliedStates(hit: GoogleTagHit): string[] {
+  if (hit.signals) return CONSENT_TYPES.flatMap((type) => (hit.signals![type] ? [hit.signals![type]!.update !== 'unset' ? hit.signals![type]!.update : hit.signals![type]!.default] : []));
+  return hit.status ? Object.values(hit.status) : [];
+}
+
+/**
+ * What Google's tags said about the consent they applied (consent-mode.ts), judged against the visit: a hit with
+ * no default for ad_storage or analytics_storage (the tag ran before the page set one), any type granted before
+ * the decision or after Reject all, and ad or analytics storage not granted after Accept all.
+ */
+function consentModeFindings(page: ScannedPage): Finding[] {
+  const findings: Finding[] = [];
+  for (const visit of page.visits) {
+    for (const hit of visit.consentMode?.hits ?? []) {
+      const states = appliedStates(hit);
+      const storage = hit.signals ? [hit.signals.ad_storage, hit.signals.analytics_storage] : null;
+      const noDefault = storage ? storage.some((signal) => !signal || signal.default === 'unset') : Object.values(hit.status ?? {}).includes('unset');
+      const granted = states.includes('granted');
+      const storageGranted = storage
+        ? storage.every((signal) => signal && (signal.update === 'granted' || (signal.update === 'unset' && signal.default === 'granted')))
+        : hit.status?.ad_storage === 'granted' && hit.status.analytics_storage === 'granted';
+      const found = (type: FindingType) => {
+        const marketing = /^(AW|DC)-/.test(hit.tid ?? '');
+        findings.push({
+          type,
+          pageUrl: pageOfLoad(visit, hit.load),
+          subject: { kind: 'request', name: hit.tid ?? hit.host },
+          category: marketing ? 'marketing' : 'analytics',
+          vendor: 'Google',
+          description: 'A Google tag (Consent Mode): the consent state it applied, from its gcs and gcd parameters',
+          suggestedPurposeKey: null,
+          evidence: { visit: visit.kind, tid: hit.tid, request: hit },
+        });
+      };
+      if (noDefault) found('gcm_missing_default');
+      if (!hit.afterDecision && granted) found('gcm_granted_before_decision');
+      if (visit.kind === 'reject' && hit.afterDecision && granted) found('gcm_granted_after_reject');
+      if (visit.kind === 'accept' && hit.afterDecision && !storageGranted) found('gcm_not_updated_after_accept');
     }
   }
   return findings;

@@ -6,6 +6,7 @@
 import type { Browser, BrowserContext } from 'playwright-core';
 import type { TrackerList } from './trackers.js';
 import { collectArtifacts, type VisitEvidence } from './artifacts.js';
+import { collectConsentMode, type VisitConsentMode } from './consent-mode.js';
 import { collectCookiesAndStorage } from './cookies-storage.js';
 import { closeContext, Deadline, DeadlinePassed } from './deadline.js';
 import { startGuardProxy, type AddressPolicy, type GuardProxy, type RefusedRequest } from './guard-proxy.js';
@@ -134,6 +135,8 @@ export interface VisitResult {
   links: string[];
   /** Before visits: the page's links to other sites and to its policies, and its forms over plain http (links.ts); moved to the page in the report. */
   linksAndForms?: PageLinksAndForms;
+  /** Google tag requests carrying Consent Mode's `gcs`/`gcd`, read (consent-mode.ts); absent in reports made before. */
+  consentMode?: VisitConsentMode;
   /** The WebSockets the page opened, with their frames counted and previewed (websockets.ts); absent in reports made before. */
   websockets?: VisitWebSockets;
 }
@@ -205,6 +208,7 @@ export async function visitPage(browser: Browser, url: string, kind: VisitKind, 
       await collectCookiesAndStorage(session),
       collectRequests(session, proxy),
       collectWebSockets(session),
+      collectConsentMode(session),
       // The screenshot first: what the visitor sees before anything else is read.
       ...(options.evidence ? [collectArtifacts(session, options.evidence)] : []),
       ...(kind === 'before' ? [collectLinks(session)] : []),
