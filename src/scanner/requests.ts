@@ -19,6 +19,16 @@ function initiatorOf(request: Request): string | null {
   }
 }
 
+/** The URL of the main-frame document that sent a request (null for frames' and workers' requests). */
+function mainFrameUrl(request: Request): string | null {
+  try {
+    const frame = request.frame();
+    return frame.parentFrame() === null && frame.url() && frame.url() !== 'about:blank' ? frame.url() : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Adds a request to the visit's list within its cap (the WebSockets collector adds sockets to other sites here too). */
 export function addRequest(session: VisitSession, entry: ObservedRequest): void {
   if (session.result.requests.length >= VISIT_CAPS.requests) session.result.cut.requests++;
@@ -47,7 +57,8 @@ export function collectRequests(session: VisitSession, proxy: Pick<GuardProxy, '
     shown.set(bare, (shown.get(bare) ?? 0) + 1);
     hostsShown.add(parsed.hostname);
     if (!/^(https?|wss?):$/.test(parsed.protocol) || siteOf(parsed.hostname) === session.pageSite) return;
-    const { afterDecision, load, pageUrl } = session.now();
+    const { afterDecision } = session.now();
+    const { load, pageUrl } = session.loadOfDocument(mainFrameUrl(request) ?? session.now().pageUrl);
     const entry: ObservedRequest = { host: parsed.hostname, url: withoutQuery(requestUrl, VISIT_CAPS.urlChars), resourceType: request.resourceType(), initiator: initiatorOf(request), afterDecision, load, tracker: null };
     // Once per URL and type on each side of the decision, on each page of the visit (the next page's are its own).
     const key = `${entry.url} ${entry.resourceType} ${entry.afterDecision} ${pageUrl}`;

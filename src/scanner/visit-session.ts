@@ -45,7 +45,7 @@ export class VisitSession {
   /** Set just before the click, so what the click itself sets off counts as after the decision. */
   afterDecision = false;
   /** When (Date.now()) the visit started each navigation, the last one leaving the page for about:blank. */
-  readonly navigations: { at: number; load: LoadPhase | null }[] = [];
+  readonly navigations: { at: number; load: LoadPhase | null; url?: string }[] = [];
   /** When the decision was clicked (Date.now()); null before. */
   decidedAt: number | null = null;
   /** Work begun by browser events (reading a response's headers, say) that results wait for. */
@@ -80,7 +80,18 @@ export class VisitSession {
 
   startLoad(phase: LoadPhase, url: string): void {
     this.loadNow = { phase, url, startedAt: Date.now() };
-    this.navigations.push({ at: this.loadNow.startedAt, load: phase });
+    this.navigations.push({ at: this.loadNow.startedAt, load: phase, url });
+  }
+
+  /**
+   * The load a main-frame document at `documentUrl` belongs to: until the next load commits, the page being
+   * navigated away from still sends requests, and they are its own (the next page's URL is another).
+   */
+  loadOfDocument(documentUrl: string): { load: LoadPhase; pageUrl: string } {
+    const current = this.loadNow;
+    if (withoutQuery(documentUrl) === withoutQuery(current.url)) return { load: current.phase, pageUrl: current.url };
+    const previous = [...this.navigations].reverse().find((entry) => entry.load && entry.url && withoutQuery(entry.url) === withoutQuery(documentUrl));
+    return previous ? { load: previous.load!, pageUrl: previous.url! } : { load: current.phase, pageUrl: current.url };
   }
 
   /** The visitor leaves the last page: what it sends on its way out (pagehide, unload) is still its own. */
