@@ -30,7 +30,7 @@ const ScanSubject = builder.simpleObject('ScanSubject', {
 export const ScanFinding = builder.objectRef<Finding>('ScanFinding').implement({
   description: 'One finding with its evidence (docs/scanner.md, "Findings")',
   fields: (t) => ({
-    type: t.exposeString('type', { description: 'before_consent, after_reject, unclassified_request, unmapped, sdk_missing, banner_missing, insecure_form, no_https_redirect or tls_invalid' }),
+    type: t.exposeString('type', { description: 'before_consent, after_reject, unclassified_request, unmapped, sdk_missing, banner_missing, insecure_form, no_https_redirect, tls_invalid, gcm_missing_default, gcm_granted_before_decision, gcm_granted_after_reject or gcm_not_updated_after_accept' }),
     pageUrl: t.exposeString('pageUrl'),
     subject: t.field({ type: ScanSubject, resolve: (finding) => finding.subject }),
     category: t.exposeString('category', { nullable: true, description: 'necessary, functional, analytics, marketing or unknown; null for page findings' }),

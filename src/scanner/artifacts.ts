@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import type { BrowserContext, Page, Request, Response } from 'playwright-core';
 import type { Prisma } from '../generated/prisma/client.js';
 import type { VisitKind } from './visit.js';
+import type { Collector, VisitSession } from './visit-session.js';
 
 /** Bytes each artifact, and all of a scan's together, may take (config.scanner.artifacts; docs/scanner.md). */
 export interface ArtifactCaps {
@@ -246,4 +247,14 @@ export class HarRecorder {
     };
     return Buffer.from(JSON.stringify({ log }));
   }
+}
+
+/** The artifacts collector: the visit's HAR from its network events, and (before visits) the screenshot of what the visitor first sees. */
+export function collectArtifacts(session: VisitSession, evidence: VisitEvidence): Collector {
+  // Listening from the start: the HAR is kept even when the page holds its renderer.
+  evidence.har.listen(session.context);
+  return {
+    // The viewport, banner included, never the full page (screenshotOf).
+    pageShown: () => session.within(screenshotOf(session.page, evidence, session.left())),
+  };
 }

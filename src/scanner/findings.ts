@@ -1,10 +1,25 @@
 // What a scan's observations mean for the operator (extensions.md section 7, docs/scanner.md "Findings").
 import type { Catalogue, Category, Classification } from './catalogue.js';
 import type { TransportReport } from './transport.js';
-import type { ObservedCookie, ObservedRequest, ObservedStorage, ObservedWrite, VisitResult } from './visit.js';
+import { CONSENT_TYPES, type GoogleTagHit } from './consent-mode.js';
+import type { LoadPhase, ObservedCookie, ObservedRequest, ObservedStorage, ObservedWrite, VisitResult } from './visit.js';
 import type { PageForms, PageLinks } from './links.js';
 
-export const FINDING_TYPES = ['before_consent', 'after_reject', 'unclassified_request', 'unmapped', 'sdk_missing', 'banner_missing', 'insecure_form', 'no_https_redirect', 'tls_invalid'] as const;
+export const FINDING_TYPES = [
+  'before_consent',
+  'after_reject',
+  'unclassified_request',
+  'unmapped',
+  'sdk_missing',
+  'banner_missing',
+  'insecure_form',
+  'no_https_redirect',
+  'tls_invalid',
+  'gcm_missing_default',
+  'gcm_granted_before_decision',
+  'gcm_granted_after_reject',
+  'gcm_not_updated_after_accept',
+] as const;
 export type FindingType = (typeof FINDING_TYPES)[number];
 
 /** Categories that need consent: only these are violations before a decision or after Reject all. */
@@ -67,31 +82,44 @@ export function isMapped(name: string, patterns: string[]): boolean {
   return patterns.some((pattern) => (pattern.endsWith('*') ? name.startsWith(pattern.slice(0, -1)) : name === pattern));
 }
 
-type Item =
+type Item = (
   | { kind: 'cookie'; name: string; seen: ObservedCookie | null; write: ObservedWrite | null; class: Classification }
   | { kind: 'storage'; name: string; seen: ObservedStorage | null; write: ObservedWrite | null; class: Classification }
-  | { kind: 'request'; name: string; seen: ObservedRequest; write: null; class: Classification };
+  | { kind: 'request'; name: string; seen: ObservedRequest; write: null; class: Classification }
+) & { pageUrl: string };
+
+/** The page a load of the visit went to: the next page's observations are that page's, not the visit's. */
+export const pageOfLoad = (visit: Pick<VisitResult, 'url' | 'loads'>, load: LoadPhase | undefined) => (load && visit.loads.find((entry) => entry.phase === load)?.url) || visit.url;
 
 /**
  * What a visit shows, to be judged: in a before visit everything; after a decision, what the browser still
  * holds at the end (cookie jar, storage keys), what was written and requested once the decision was made
  * (the reload and the next page included), so a tag that sets `_ga` again on every page view is seen even
  * when the SDK removes it a moment later. A cookie or key both held and written carries both as evidence.
+ * Each item names the page where it happened: the load of its (first judged) write or request; an item only
+ * held at the end, the page the visit started from.
  */
 function itemsOf(visit: VisitResult, catalogue: Catalogue): Item[] {
   const judged = visit.kind === 'before' ? () => true : (afterDecision: boolean) => afterDecision;
   const writes = visit.writes.filter((write) => judged(write.afterDecision));
   const writeOf = (type: ObservedWrite['type'], name: string) => writes.find((write) => write.type === type && write.name === name) ?? null;
   const held = new Set([...visit.cookies.map((c) => `cookie ${c.name}`), ...visit.storage.map((s) => `storage ${s.key}`)]);
+  const on = (write: ObservedWrite | null) => pageOfLoad(visit, write?.load);
   return [
-    ...visit.cookies.map((seen): Item => ({ kind: 'cookie', name: seen.name, seen, write: writeOf('cookie', seen.name), class: catalogue.name(seen.name) })),
-    ...visit.storage.map((seen): Item => ({ kind: 'storage', name: seen.key, seen, write: writeOf('storage', seen.key), class: catalogue.name(seen.key) })),
+    ...visit.cookies.map((seen): Item => {
+      const write = writeOf('cookie', seen.name);
+      return { kind: 'cookie', name: seen.name, seen, write, class: catalogue.name(seen.name), pageUrl: on(write) };
+    }),
+    ...visit.storage.map((seen): Item => {
+      const write = writeOf('storage', seen.key);
+      return { kind: 'storage', name: seen.key, seen, write, class: catalogue.name(seen.key), pageUrl: on(write) };
+    }),
     ...writes
       .filter((write) => !held.has(`${write.type} ${write.name}`))
-      .map((write): Item => ({ kind: write.type, name: write.name, seen: null, write, class: catalogue.name(write.name) }) as Item),
+      .map((write): Item => ({ kind: write.type, name: write.name, seen: null, write, class: catalogue.name(write.name), pageUrl: on(write) }) as Item),
     ...visit.requests
       .filter((seen) => judged(seen.afterDecision))
-      .map((seen): Item => ({ kind: 'request', name: seen.host, seen, write: null, class: catalogue.request(seen) })),
+      .map((seen): Item => ({ kind: 'request', name: seen.host, seen, write: null, class: catalogue.request(seen), pageUrl: pageOfLoad(visit, seen.load) })),
   ];
 }
 
@@ -113,9 +141,9 @@ export function findingsOf(pages: ScannedPage[], context: FindingContext): Findi
       }
       if (!before.bannerShown) add(pageFinding('banner_missing', page.url, { sdkLoaded: before.sdk.loaded, projectKey: before.sdk.projectKey }));
       for (const item of itemsOf(before, context.catalogue)) {
-        if (NEEDS_CONSENT.includes(item.class.category)) add(itemFinding('before_consent', page.url, item, 'before'));
+        if (NEEDS_CONSENT.includes(item.class.category)) add(itemFinding('before_consent', item, 'before', page.url));
         // A host no catalogue knows may be an ad pixel or a font server: the operator judges, so it is listed apart.
-        else if (item.kind === 'request' && item.class.category === 'unknown') add(itemFinding('unclassified_request', page.url, item, 'before'));
+        else if (item.kind === 'request' && item.class.category === 'unknown') add(itemFinding('unclassified_request', item, 'before', page.url));
       }
     }
     // What a visitor types into such a form travels in clear text (and can be changed on the way). Read in the
@@ -123,22 +151,67 @@ export function findingsOf(pages: ScannedPage[], context: FindingContext): Findi
     if (page.forms?.insecure.length) add(pageFinding('insecure_form', page.url, { visit: 'before', servedOverHttp: page.forms.servedOverHttp, forms: page.forms.insecure, formsCut: page.forms.cut }));
     if (reject?.decided) {
       for (const item of itemsOf(reject, context.catalogue)) {
-        if (NEEDS_CONSENT.includes(item.class.category)) add(itemFinding('after_reject', page.url, item, 'reject'));
+        if (NEEDS_CONSENT.includes(item.class.category)) add(itemFinding('after_reject', item, 'reject', page.url));
       }
     }
+    for (const finding of consentModeFindings(page)) add(finding);
     for (const visit of page.visits) {
       // Cookies held at the end, then those only seen written (set and removed within the visit).
       const cookies = [
-        ...visit.cookies.map((cookie) => ({ name: cookie.name, seen: cookie, write: null })),
-        ...visit.writes.filter((write) => write.type === 'cookie').map((write) => ({ name: write.name, seen: null, write })),
+        ...visit.cookies.map((cookie) => ({ name: cookie.name, seen: cookie, write: null, pageUrl: page.url })),
+        ...visit.writes.filter((write) => write.type === 'cookie').map((write) => ({ name: write.name, seen: null, write, pageUrl: page.url })),
       ];
       for (const cookie of cookies) {
         if (isMapped(cookie.name, context.mappedCookies)) continue;
         const classification = context.catalogue.name(cookie.name);
-        const finding = itemFinding('unmapped', page.url, { kind: 'cookie', ...cookie, class: classification }, visit.kind);
+        const finding = itemFinding('unmapped', { kind: 'cookie', ...cookie, class: classification }, visit.kind, page.url);
         finding.suggestedPurposeKey = suggestPurpose(classification.category, context.purposes);
         add(finding);
       }
+    }
+  }
+  return findings;
+}
+
+/** Each Consent Mode type as the tag applied it: the update where one was given, else the default. */
+function appliedStates(hit: GoogleTagHit): string[] {
+  if (hit.signals) return CONSENT_TYPES.flatMap((type) => (hit.signals![type] ? [hit.signals![type]!.update !== 'unset' ? hit.signals![type]!.update : hit.signals![type]!.default] : []));
+  return hit.status ? Object.values(hit.status) : [];
+}
+
+/**
+ * What Google's tags said about the consent they applied (consent-mode.ts), judged against the visit: a hit with
+ * no default for ad_storage or analytics_storage (the tag ran before the page set one), any type granted before
+ * the decision or after Reject all, and ad or analytics storage not granted after Accept all.
+ */
+function consentModeFindings(page: ScannedPage): Finding[] {
+  const findings: Finding[] = [];
+  for (const visit of page.visits) {
+    for (const hit of visit.consentMode?.hits ?? []) {
+      const states = appliedStates(hit);
+      const storage = hit.signals ? [hit.signals.ad_storage, hit.signals.analytics_storage] : null;
+      const noDefault = storage ? storage.some((signal) => !signal || signal.default === 'unset') : Object.values(hit.status ?? {}).includes('unset');
+      const granted = states.includes('granted');
+      const storageGranted = storage
+        ? storage.every((signal) => signal && (signal.update === 'granted' || (signal.update === 'unset' && signal.default === 'granted')))
+        : hit.status?.ad_storage === 'granted' && hit.status.analytics_storage === 'granted';
+      const found = (type: FindingType) => {
+        const marketing = /^(AW|DC)-/.test(hit.tid ?? '');
+        findings.push({
+          type,
+          pageUrl: pageOfLoad(visit, hit.load),
+          subject: { kind: 'request', name: hit.tid ?? hit.host },
+          category: marketing ? 'marketing' : 'analytics',
+          vendor: 'Google',
+          description: 'A Google tag (Consent Mode): the consent state it applied, from its gcs and gcd parameters',
+          suggestedPurposeKey: null,
+          evidence: { visit: visit.kind, tid: hit.tid, request: hit },
+        });
+      };
+      if (noDefault) found('gcm_missing_default');
+      if (!hit.afterDecision && granted) found('gcm_granted_before_decision');
+      if (visit.kind === 'reject' && hit.afterDecision && granted) found('gcm_granted_after_reject');
+      if (visit.kind === 'accept' && hit.afterDecision && !storageGranted) found('gcm_not_updated_after_accept');
     }
   }
   return findings;
@@ -148,17 +221,18 @@ function pageFinding(type: FindingType, pageUrl: string, evidence: Record<string
   return { type, pageUrl, subject: { kind: 'page', name: pageUrl }, category: null, vendor: null, description: null, suggestedPurposeKey: null, evidence };
 }
 
-function itemFinding(type: FindingType, pageUrl: string, item: Item, visit: VisitResult['kind']): Finding {
+/** `visitedPage`: the page whose visit saw it; the evidence names it when the item happened on another (the next page). */
+function itemFinding(type: FindingType, item: Item, visit: VisitResult['kind'], visitedPage: string): Finding {
   return {
     type,
-    pageUrl,
+    pageUrl: item.pageUrl,
     subject: { kind: item.kind, name: item.name },
     category: item.class.category,
     vendor: item.class.vendor,
     description: item.class.description,
     suggestedPurposeKey: null,
     // The item as the browser holds it (when it does) and, when it was seen written, that write.
-    evidence: { visit, ...(item.seen ? { [item.kind]: item.seen } : {}), ...(item.write ? { write: item.write } : {}), matched: item.class.matched, source: item.class.source },
+    evidence: { visit, ...(item.pageUrl !== visitedPage ? { visitOf: visitedPage } : {}), ...(item.seen ? { [item.kind]: item.seen } : {}), ...(item.write ? { write: item.write } : {}), matched: item.class.matched, source: item.class.source },
   };
 }
 

@@ -27,10 +27,25 @@ export interface AddressPolicy {
   resolve?(host: string): Promise<string[]>;
 }
 
+/** A connection the proxy let through: each plain-http request, each tunnel (https, wss) as it opened. */
+export interface ProxiedConnection {
+  /** `http`: `url` is the request's URL without its query; `tunnel`: `url` is `https://host:port` (the path is never seen). */
+  kind: 'http' | 'tunnel';
+  url: string;
+  host: string;
+  /** Date.now() when the browser asked for it. */
+  at: number;
+}
+
+/** How many connections a visit's log keeps (the hostile page's 2,000 pings need not all be listed). */
+export const MAX_LOGGED_CONNECTIONS = 5000;
+
 export interface GuardProxy {
   /** `http://127.0.0.1:<port>`: give it to Chromium as the context's proxy. */
   url: string;
   refused: RefusedRequest[];
+  /** Every connection let through, in order (at most MAX_LOGGED_CONNECTIONS): what the browser really sent. */
+  connections: ProxiedConnection[];
   /** Bytes sent to the browser so far. */
   bytes: number;
   /** The byte limit was reached: every connection was cut and later ones are refused. */
@@ -44,7 +59,8 @@ export async function startGuardProxy(policy: AddressPolicy, maxBytes: number): 
   const sockets = new Set<Duplex>();
   const resolve = policy.resolve ?? defaultResolve;
 
-  const guard: GuardProxy = { url: '', refused: [], bytes: 0, overLimit: false, close: async () => {} };
+  const guard: GuardProxy = { url: '', refused: [], connections: [], bytes: 0, overLimit: false, close: async () => {} };
+  const log = (connection: ProxiedConnection) => void (guard.connections.length < MAX_LOGGED_CONNECTIONS && guard.connections.push(connection));
 
   /** The address to connect to, or null after recording why not. */
   async function checked(target: string, hostname: string): Promise<string | null> {
@@ -102,9 +118,11 @@ export async function startGuardProxy(policy: AddressPolicy, maxBytes: number): 
       return void res.writeHead(403).end();
     }
     const target = `${url.origin}${url.pathname}`;
+    const asked = Date.now();
     const address = await checked(target, url.hostname);
     // Cut, not answered: the browser sees a network error (as for a refused tunnel), never a page from us.
     if (!address) return void req.socket.destroy();
+    log({ kind: 'http', url: target, host: bareHost(url.hostname), at: asked });
     const headers: OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(req.headers)) if (!name.startsWith('proxy-')) headers[name] = value;
     const upstream = httpRequest({ host: address, port: Number(url.port || 80), method: req.method, path: url.pathname + url.search, headers, setHost: false });
@@ -125,8 +143,10 @@ export async function startGuardProxy(policy: AddressPolicy, maxBytes: number): 
     const match = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(req.url ?? '');
     if (!match) return void client.end('HTTP/1.1 400 Bad Request\r\n\r\n');
     const [, host, port] = match;
+    const asked = Date.now();
     const address = await checked(req.url!, host!);
     if (!address) return void client.end('HTTP/1.1 403 Forbidden\r\n\r\n');
+    log({ kind: 'tunnel', url: `https://${req.url}`, host: bareHost(host!), at: asked });
     const upstream: Socket = connect(Number(port), address, () => {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length) upstream.write(head);

@@ -1,11 +1,11 @@
 // Everything a scan saw, once each and classified: every cookie, storage key and third-party host, with its
-// category, vendor, description, party, lifetime, and the visits and pages it was seen in (docs/scanner.md,
-// "Inventory"). Findings say what is wrong; the inventory says what is there, also what was correctly held back
+// category, vendor, description, party, lifetime, and every visit and page in which it was written, sent or seen,
+// also when it was removed again before the visit ended (docs/scanner.md, "Inventory"). Findings say what is wrong; the inventory says what is there, also what was correctly held back
 // until Accept all, and it is what the cookie declaration is built from (src/scanner/declaration.ts).
 //
 // A pure function over the report's observations, so fields a visit learns to record later slot in here.
 import type { Catalogue, Category, Classification } from './catalogue.js';
-import type { ScannedPage } from './findings.js';
+import { pageOfLoad, type ScannedPage } from './findings.js';
 import type { VisitKind } from './visit.js';
 
 export type InventoryKind = 'cookie' | 'storage' | 'host';
@@ -82,9 +82,29 @@ export function inventoryOf(pages: ScannedPage[], context: InventoryContext): In
   };
   for (const page of pages) {
     for (const visit of page.visits) {
+      // Where each cookie and key was written in this visit: held at the end, it was seen on that page. What the
+      // browser holds says best where and how long; a write alone (removed before the end) says it for itself.
+      const writtenOn = new Map<string, string>();
+      const held = new Set([...visit.cookies.map((c) => `cookie ${c.name}`), ...visit.storage.map((s) => `storage ${s.key}`)]);
+      for (const write of visit.writes) {
+        const where = pageOfLoad(visit, write.load);
+        writtenOn.set(`${write.type} ${write.name}`, where);
+        const draft = draftOf(write.type, write.name, context.catalogue.name(write.name));
+        seenIn(draft, where, visit.kind);
+        if (write.setBy) draft.setBy.add(write.setBy.url);
+        if (held.has(`${write.type} ${write.name}`)) continue;
+        draft.parties.add(write.party);
+        if (write.type === 'cookie') {
+          draft.where.add(write.domain);
+          draft.item.lifetime = longer(draft.item.lifetime, writtenLifetime(write.attributes ?? '', context.startedAt));
+        } else {
+          draft.where.add(`${write.area}Storage`);
+          draft.item.lifetime = longer(draft.item.lifetime, { kind: write.area === 'local' ? 'persistent' : 'session', seconds: null });
+        }
+      }
       for (const cookie of visit.cookies) {
         const draft = draftOf('cookie', cookie.name, context.catalogue.name(cookie.name));
-        seenIn(draft, page.url, visit.kind);
+        seenIn(draft, writtenOn.get(`cookie ${cookie.name}`) ?? page.url, visit.kind);
         draft.parties.add(cookie.party);
         draft.where.add(cookie.domain);
         if (cookie.setBy) draft.setBy.add(cookie.setBy.url);
@@ -92,7 +112,7 @@ export function inventoryOf(pages: ScannedPage[], context: InventoryContext): In
       }
       for (const storage of visit.storage) {
         const draft = draftOf('storage', storage.key, context.catalogue.name(storage.key));
-        seenIn(draft, page.url, visit.kind);
+        seenIn(draft, writtenOn.get(`storage ${storage.key}`) ?? page.url, visit.kind);
         draft.parties.add(storage.party ?? 'first');
         // A frame's storage names its origin: `localStorage (https://ads.example)`.
         draft.where.add(storage.origin ? `${storage.area}Storage (${storage.origin})` : `${storage.area}Storage`);
@@ -102,7 +122,7 @@ export function inventoryOf(pages: ScannedPage[], context: InventoryContext): In
         const draft = draftOf('host', request.host, context.catalogue.request(request));
         // A host first seen with requests no list names is still classified by the first one that is.
         if (draft.item.category === 'unknown' && request.tracker) Object.assign(draft.item, pickClassification(context.catalogue.request(request)));
-        seenIn(draft, page.url, visit.kind);
+        seenIn(draft, pageOfLoad(visit, request.load), visit.kind);
         draft.parties.add('third');
         draft.where.add(request.resourceType);
         if (request.initiator) draft.setBy.add(request.initiator);
@@ -121,6 +141,15 @@ export function inventoryOf(pages: ScannedPage[], context: InventoryContext): In
 }
 
 const pickClassification = ({ category, vendor, description, matched, source }: Classification) => ({ category, vendor, description, matched, source });
+
+/** A cookie's lifetime from the attributes it was written with: Max-Age wins over Expires (as in browsers); neither, a session cookie. */
+function writtenLifetime(attributes: string, startedAt: Date): Lifetime {
+  const maxAge = /(?:^|;)\s*max-age=(\d+)/i.exec(attributes)?.[1];
+  if (maxAge) return { kind: 'expires', seconds: Number(maxAge) };
+  const expires = Date.parse(/(?:^|;)\s*expires=([^;]+)/i.exec(attributes)?.[1] ?? '');
+  if (Number.isFinite(expires)) return { kind: 'expires', seconds: Math.max(0, Math.round((expires - startedAt.getTime()) / 1000)) };
+  return { kind: 'session', seconds: null };
+}
 
 function cookieLifetime(expires: string | null, startedAt: Date): Lifetime {
   if (!expires) return { kind: 'session', seconds: null };

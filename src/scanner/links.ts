@@ -9,6 +9,7 @@
 import type { Page } from 'playwright-core';
 import { getDomainWithoutSuffix } from 'tldts';
 import { siteOf } from './catalogue.js';
+import { VISIT_CAPS, type Collector, type VisitSession } from './visit-session.js';
 
 export const LINK_KINDS = ['privacy', 'imprint', 'cookies', 'terms'] as const;
 export type LinkKind = (typeof LINK_KINDS)[number];
@@ -308,3 +309,44 @@ export function linksAndFormsOf(raw: RawPage | null, pageSite: string, finalUrl:
 
 /** Whether any link on the page names a privacy policy (first or third party: a group's policy may live elsewhere). */
 export const hasPrivacyLink = (links: PageLinks) => links.kindsFound.includes('privacy');
+
+/** Whether a link is an http(s) page of the site. */
+function sameSite(href: string, site: string): boolean {
+  try {
+    const url = new URL(href);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && siteOf(url.hostname) === site;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The links and forms collector (before visits): the page's same-site links (what the scan follows, and the
+ * decision visits' next page) and its links and forms as the report keeps them.
+ */
+export function collectLinks(session: VisitSession): Collector {
+  const { page, result, pageSite } = session;
+  return {
+    async pageShown() {
+      const anchors = await session.within(
+        page.evaluate(
+          ({ max, chars }) => {
+            const all = document.querySelectorAll('a[href]');
+            const hrefs: string[] = [];
+            for (let i = 0; i < all.length && i < max; i++) {
+              const href = (all[i] as HTMLAnchorElement).href;
+              if (typeof href === 'string' && href.length <= chars) hrefs.push(href);
+            }
+            return { hrefs, total: all.length };
+          },
+          { max: VISIT_CAPS.linksLooked, chars: VISIT_CAPS.urlChars },
+        ),
+      );
+      const hrefs = (Array.isArray(anchors?.hrefs) ? anchors.hrefs : []).slice(0, VISIT_CAPS.linksLooked).map((href) => String(href).slice(0, VISIT_CAPS.urlChars));
+      const sameSiteLinks = [...new Set(hrefs.map((href) => href.split('#')[0]!).filter((href) => sameSite(href, pageSite)))];
+      result.links = sameSiteLinks.slice(0, VISIT_CAPS.links);
+      result.cut.links = Math.max(0, (Number(anchors?.total) || 0) - hrefs.length) + (sameSiteLinks.length - result.links.length);
+      result.linksAndForms = linksAndFormsOf(await session.within(readLinksAndForms(page).catch(() => null)), pageSite, page.url());
+    },
+  };
+}

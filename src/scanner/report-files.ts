@@ -178,6 +178,22 @@ const FINDING_TEXT: Record<FindingType, { title: string; todo: string }> = {
   insecure_form: { title: 'Form that sends over plain http', todo: 'Serve the page and the form’s action over https: what visitors type travels in clear text.' },
   no_https_redirect: { title: 'Plain http without a redirect to https', todo: 'Redirect http://<host>/ (and every http URL) to https, and never back to http.' },
   tls_invalid: { title: 'Certificate or TLS a browser would not trust', todo: 'Serve a certificate from a trusted authority that names the host and has not expired.' },
+  gcm_missing_default: {
+    title: 'Google tag sent a hit before any Consent Mode default',
+    todo: "Set the defaults before the Google tag loads: put the SDK's script, with data-google-consent-mode, above the tag (or gtag('consent', 'default', …) first).",
+  },
+  gcm_granted_before_decision: {
+    title: 'Google tag applied granted consent before any decision',
+    todo: 'Make every Consent Mode default denied until the visitor decides: remove a granted default or an early update (the SDK with data-google-consent-mode sets them denied).',
+  },
+  gcm_granted_after_reject: {
+    title: 'Google tag applied granted consent after Reject all',
+    todo: "Let the SDK send the visitor's decision to Consent Mode (data-google-consent-mode, its purposes' Google signals) and remove other code that grants.",
+  },
+  gcm_not_updated_after_accept: {
+    title: 'Google tag still denied after Accept all',
+    todo: "Send the decision to Consent Mode: turn on the SDK's Google Consent Mode (data-google-consent-mode) and map each purpose to its Google signals.",
+  },
 };
 
 // --- Transport: one card per origin (HTTPS redirect, TLS, HSTS); reports before the check have none ---

@@ -170,6 +170,7 @@ function fitToBytes(
       const before = bytesOf(visit);
       Object.assign(visit, { cookies: [], storage: [], writes: [], requests: [], refused: [] });
       if (visit.websockets) visit.websockets = { ...visit.websockets, sockets: [] };
+      if (visit.consentMode) visit.consentMode = { ...visit.consentMode, hits: [] };
       visit.cut = { ...visit.cut, report: true };
       size -= before - bytesOf(visit);
       cut.visitsEmptied++;

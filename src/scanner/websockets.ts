@@ -10,6 +10,8 @@
 import type { CDPSession, Page, WebSocket } from 'playwright-core';
 import { esc } from '../evidence/html.js';
 import { siteOf } from './catalogue.js';
+import { addRequest } from './requests.js';
+import type { Collector, VisitSession } from './visit-session.js';
 import type { TrackerList } from './trackers.js';
 import type { LoadPhase, ObservedRequest, VisitResult } from './visit.js';
 
@@ -117,7 +119,7 @@ export function watchWebSockets(page: Page, cdp: CDPSession, watch: WebSocketWat
     // Once per URL before and once after the decision, like requests.
     if (party === 'third' && !seen.has(`${parts.url} ${afterDecision}`)) {
       seen.add(`${parts.url} ${afterDecision}`);
-      entry = { host: parts.host, url: parts.url, resourceType: 'websocket', initiator, afterDecision, tracker };
+      entry = { host: parts.host, url: parts.url, resourceType: 'websocket', initiator, afterDecision, load, tracker };
       watch.request(entry);
     }
     if (!initiator && waiting.size < WEBSOCKET_CAPS.websockets) waiting.set(raw, [...(waiting.get(raw) ?? []), { socket: observed, entry }]);
@@ -169,4 +171,19 @@ export function webSocketsHtml(visits: Pick<VisitResult, 'kind' | 'websockets'>[
     return [`<li><b>${esc(visit.kind)}</b>: ${plural(record.sockets.length + record.cut.sockets, 'WebSocket')}${cut}${shown}</li>`];
   });
   return items.length ? `<ul class="visits websockets">${items.join('')}</ul>` : '';
+}
+
+/** The WebSockets collector: the page's sockets with their frames; one to another site is also a request. */
+export function collectWebSockets(session: VisitSession): Collector {
+  session.result.websockets = watchWebSockets(session.page, session.cdp, {
+    pageUrl: session.url,
+    pageSite: session.pageSite,
+    trackers: session.options.trackers,
+    now: () => {
+      const { load, visitMs, afterDecision } = session.now();
+      return { load, atMs: visitMs, afterDecision };
+    },
+    request: (entry) => addRequest(session, entry),
+  });
+  return {};
 }

@@ -204,3 +204,83 @@ export async function scanToEnd(
   const report = JSON.parse((await server.request('GET', `${scansPath(project.projectId, `/${scan.id}`)}?format=json&download=1`, { token })).text).report;
   return { scan, report };
 }
+
+// Where the evidence site's checkout page sends its pagehide beacons: a marketing host the catalogue names, over
+// plain http so that the test's tracker sees each request (Chromium upgrades bat.bing.com, HSTS-preloaded, to https).
+export const BEACON_HOST = TRACKER_HOST;
+
+export interface EvidenceSite {
+  /** http://127.0.0.1:<port> */
+  origin: string;
+  beaconPort: number;
+  /** Maps TRACKER_HOST (also BEACON_HOST) to 127.0.0.2, localhost to loopback. */
+  resolve(host: string): Promise<string[]>;
+  /** What the tracker server received: `METHOD /path?query`, in order. */
+  trackerHits: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * A site whose evidence is easy to put on the wrong page or to miss (test/scanner-evidence.test.ts):
+ * - `/good` gates its analytics through the SDK and links first to `/leaky`, the extra page its decision visits load;
+ * - `/leaky` runs a Matomo tag whatever the visitor decided: `_pk_id.<site>.<hash>` (which the operator maps, so the
+ *   SDK removes it after Reject all) and `_pk_testcookie.<site>.<hash>`, which Matomo writes and removes at once,
+ *   and its tracking pixel;
+ * - `/uet` has a tag that ignores the decision and acts after the visitor's click: `_uetsid` 100 ms later, `_uetvid`
+ *   1.5 s later, and on `pagehide` sends a beacon, a keepalive fetch and an image ping to BEACON_HOST.
+ */
+export async function startEvidenceSite(serviceUrl: string, key: string): Promise<EvidenceSite> {
+  const trackerHits: string[] = [];
+  const tracker = createServer((req, res) => {
+    trackerHits.push(`${req.method} ${req.url}`);
+    req.resume();
+    res.writeHead(200, { 'Content-Type': 'image/gif', 'Access-Control-Allow-Origin': '*' }).end(GIF);
+  });
+  const trackerPort = await listen(tracker, '127.0.0.2');
+  const beacon = (kind: string) => `http://${BEACON_HOST}:${trackerPort}/action/${kind}?evt=pagehide&p=' + location.pathname + '`;
+  const sdk = `<script src="${serviceUrl}/sdk/v2/consent.js"></script>
+<script>ConsentSDK.init({ publicKey: ${JSON.stringify(key)}, apiBaseUrl: ${JSON.stringify(serviceUrl)} });</script>`;
+  const pages: Record<string, string> = {
+    '/good': `${sdk}
+<script type="text/plain" data-consent="analytics">document.cookie = '_ga=GA1.1.gated; max-age=63072000; path=/';</script>
+</head><body><h1>Good</h1><a href="/leaky">Offers</a> <a href="/uet">Checkout</a>`,
+    '/leaky': `${sdk}
+<script>
+document.cookie = '_pk_testcookie.1.a1b2=1; path=/';
+document.cookie = '_pk_testcookie.1.a1b2=; expires=Thu, 01 Jan 1970 00:00:00 GMT; path=/';
+document.cookie = '_pk_id.1.a1b2=visitor.1; max-age=33955200; path=/';
+</script>
+</head><body><h1>Offers</h1><img alt="" src="http://${TRACKER_HOST}:${trackerPort}/matomo.gif?idsite=1"> <a href="/good">Home</a>`,
+    '/uet': `${sdk}
+<script>
+document.addEventListener('click', function () {
+  setTimeout(function () { document.cookie = '_uetsid=click.100; max-age=86400; path=/'; }, 100);
+  setTimeout(function () { document.cookie = '_uetvid=click.1500; max-age=33696000; path=/'; }, 1500);
+}, true);
+addEventListener('pagehide', function () {
+  navigator.sendBeacon('${beacon('beacon')}', 'left');
+  fetch('${beacon('keepalive')}', { method: 'POST', body: 'left', keepalive: true, mode: 'no-cors' });
+  new Image().src = '${beacon('image')}';
+});
+</script>
+</head><body><h1>Checkout</h1><a href="/good">Home</a>`,
+  };
+  const site = createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://site').pathname;
+    const page = pages[path];
+    if (!page) return void res.writeHead(404).end();
+    res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' }).end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${path}</title>\n${page}</body></html>`);
+  });
+  const port = await listen(site, '127.0.0.1');
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    beaconPort: trackerPort,
+    trackerHits,
+    resolve: async (host) => (host === TRACKER_HOST ? ['127.0.0.2'] : host === 'localhost' ? ['127.0.0.1'] : []),
+    close: async () => {
+      site.closeAllConnections();
+      tracker.closeAllConnections();
+      await Promise.all([new Promise((done) => site.close(done)), new Promise((done) => tracker.close(done))]);
+    },
+  };
+}

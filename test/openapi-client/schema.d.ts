@@ -2099,7 +2099,7 @@ export interface components {
         };
         ScanFinding: {
             /** @enum {string} */
-            type: "before_consent" | "after_reject" | "unclassified_request" | "unmapped" | "sdk_missing" | "banner_missing" | "insecure_form" | "no_https_redirect" | "tls_invalid";
+            type: "before_consent" | "after_reject" | "unclassified_request" | "unmapped" | "sdk_missing" | "banner_missing" | "insecure_form" | "no_https_redirect" | "tls_invalid" | "gcm_missing_default" | "gcm_granted_before_decision" | "gcm_granted_after_reject" | "gcm_not_updated_after_accept";
             pageUrl: string;
             subject: {
                 /** @enum {string} */
