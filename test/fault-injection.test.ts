@@ -1,10 +1,9 @@
-import { rmSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { operator, organization, project } from './helpers/fixtures.js';
 import { putDraft, publish } from './helpers/consent.js';
 import { createKey, sdkTeam } from './helpers/sdk.js';
-import { freshDatabaseUrl, onPostgres, send, startTestServer, type TestServer } from './helpers/server.js';
-import { connectSql, freePort, migratedDataDir, spawnService, type ServiceProcess } from './helpers/service-process.js';
+import { onPostgres, send, startTestServer, type TestServer } from './helpers/server.js';
+import { connectSql, killableService } from './helpers/service-process.js';
 
 // The receipt promise (decisions.md): a 201 means the receipt and its consent.updated outbox event are
 // committed, together. These tests make chosen statements fail with triggers installed in raw SQL and check
@@ -137,30 +136,9 @@ describe('a service process killed between commit and answer', () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  async function start(env: Record<string, string>, port: number): Promise<ServiceProcess> {
-    const service = await spawnService(env, port);
-    cleanups.push(() => {
-      if (service.child.exitCode === null && service.child.signalCode === null) service.child.kill('SIGKILL');
-      return service.exited;
-    });
-    return service;
-  }
-
   it('loses no receipt it answered 201', async () => {
-    let env: Record<string, string>;
-    let target: { databaseUrl?: string; dataDir?: string };
-    if (onPostgres) {
-      const databaseUrl = (await freshDatabaseUrl())!;
-      env = { DATABASE_URL: databaseUrl };
-      target = { databaseUrl };
-    } else {
-      const dataDir = migratedDataDir('fault-');
-      cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-      env = { DATA_DIR: dataDir };
-      target = { dataDir };
-    }
-    const port = await freePort();
-    let service = await start(env, port);
+    const { target, start } = await killableService('fault-', cleanups);
+    let service = await start();
     const client = { request: (method: string, path: string, options?: object) => send(service.url, method, path, options) } as TestServer;
     const s = await sdkProjectOver(client);
 
@@ -200,7 +178,7 @@ describe('a service process killed between commit and answer', () => {
     expect(await service.exited).toBeNull();
     expect(answered.length).toBeGreaterThan(0);
 
-    service = await start(env, port);
+    service = await start();
     const check = await connectSql(target);
     cleanups.push(() => check.end().catch(() => {}));
     const stored = await check.query<{ id: string }>('SELECT id FROM receipts WHERE id = ANY($1::text[])', [answered]);

@@ -1,10 +1,9 @@
-import { rmSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { operator, organization, project } from './helpers/fixtures.js';
 import { putDraft, publish } from './helpers/consent.js';
 import { createKey } from './helpers/sdk.js';
-import { freshDatabaseUrl, onPostgres, send, type TestServer } from './helpers/server.js';
-import { connectSql, freePort, migratedDataDir, spawnService, type ServiceProcess } from './helpers/service-process.js';
+import { onPostgres, send, type TestServer } from './helpers/server.js';
+import { connectSql, killableService } from './helpers/service-process.js';
 
 // Issue 45, under fire: an app sends each decision with an Idempotency-Key and sends it again until it hears an
 // answer. The service is killed with SIGKILL while receipts are in flight (some committed and answered, some
@@ -18,30 +17,9 @@ describe('a service killed mid-send, the sends retried against a new instance', 
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  async function start(env: Record<string, string>, port: number): Promise<ServiceProcess> {
-    const service = await spawnService(env, port);
-    cleanups.push(() => {
-      if (service.child.exitCode === null && service.child.signalCode === null) service.child.kill('SIGKILL');
-      return service.exited;
-    });
-    return service;
-  }
-
   it('stores exactly one receipt per Idempotency-Key and replays the answers heard before the kill', async () => {
-    let env: Record<string, string>;
-    let target: { databaseUrl?: string; dataDir?: string };
-    if (onPostgres) {
-      const databaseUrl = (await freshDatabaseUrl())!;
-      env = { DATABASE_URL: databaseUrl };
-      target = { databaseUrl };
-    } else {
-      const dataDir = migratedDataDir('idempotency-');
-      cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-      env = { DATA_DIR: dataDir };
-      target = { dataDir };
-    }
-    const port = await freePort();
-    let service = await start(env, port);
+    const { target, start } = await killableService('idempotency-', cleanups);
+    let service = await start();
     const client = { request: (method: string, path: string, options?: object) => send(service.url, method, path, options) } as TestServer;
     const owner = await operator(client);
     const org = await organization(client, owner);
@@ -95,7 +73,7 @@ describe('a service killed mid-send, the sends retried against a new instance', 
     expect(heard.size).toBeGreaterThan(0);
 
     // A new instance; the app sends everything it has not heard back about, and (lost answers) what it has.
-    service = await start(env, port);
+    service = await start();
     const check = await connectSql(target);
     await check.query('DROP TRIGGER slow_receipts ON receipts');
     const [{ before }] = (await check.query<{ before: number }>('SELECT count(*)::int AS before FROM receipts WHERE project_id = $1', [proj.id])).rows as [

@@ -2,7 +2,9 @@
 // 201 byte for byte and leaves one receipt: stored, queued for the ledger, one webhook event, counted once.
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { purgeExpiredIdempotencyKeys } from '../src/sdk/idempotency.js';
+import { receiptId } from '../src/receipts/ids.js';
+import { IdempotencyKeyTaken, purgeExpiredIdempotencyKeys, requestHashOf } from '../src/sdk/idempotency.js';
+import { receiptWriter, type NewReceipt } from '../src/sdk/receipt-writer.js';
 import { sdkTeam } from './helpers/sdk.js';
 import { onPostgres, sealingByTest, startTestServer, type TestServer } from './helpers/server.js';
 
@@ -113,10 +115,10 @@ describe('Idempotency-Key on POST /api/sdk/v1/consent', () => {
     expect(await traces(s.project.id)).toEqual({ receipts: 21, ledger: 21, events: 21, counted: 21 });
   });
 
-  it('answers a repeat that shares a batch with new receipts, and stores those', async () => {
+  it('answers a repeat sent among new receipts, and stores those', async () => {
     const s = await setup();
     const first = await s.post(s.body('inst_idem_batched_1'), 'batched-key');
-    // The repeat fails the statement it shares with the others (the key is taken); they are written again.
+    // Whether or not the repeat lands in a statement with others (the next test makes sure one does), each is answered.
     const answers = await Promise.all([
       s.post(s.body('inst_idem_batched_1'), 'batched-key'),
       ...Array.from({ length: 15 }, (_, i) => s.post(s.body(`inst_idem_batch_n_${i}`), i % 2 ? `batch-n-${i}` : undefined)),
@@ -124,6 +126,50 @@ describe('Idempotency-Key on POST /api/sdk/v1/consent', () => {
     expect(answers.map((a) => a.status)).toEqual(answers.map(() => 201));
     expect(answers[0]!.text).toBe(first.text);
     expect(await traces(s.project.id)).toEqual({ receipts: 16, ledger: 16, events: 16, counted: 16 });
+  });
+
+  it('in one batch statement, a taken key fails only its own receipt: the writer answers it with the first and stores the rest', async () => {
+    const s = await setup();
+    const first = await s.post(s.body('inst_idem_writer_01'), 'writer-key');
+    const [version] = await server.services.db.query<{ number: number }>('SELECT number FROM consent_versions WHERE id = $1', [s.version.id]);
+    const receipt = (installationId: string, key: string | null): NewReceipt => {
+      const createdAt = new Date();
+      return {
+        id: receiptId(createdAt),
+        projectId: s.project.id,
+        versionId: s.version.id,
+        versionNumber: version!.number,
+        consentHash: s.version.consentHash,
+        choices: { necessary: true, analytics: true },
+        installationId,
+        sdkVersion: null,
+        locale: null,
+        gpc: null,
+        jurisdiction: null,
+        action: null,
+        gpp: null,
+        tcString: null,
+        addtlConsent: null,
+        source: null,
+        idempotency: key === null ? null : { key, requestHash: requestHashOf({ installationId }) },
+        decision: 'acceptedAll',
+        apiKeyId: s.key.id,
+        createdAt,
+      };
+    };
+    // Written in one tick, so the writer puts them in one statement: the taken key fails it, and the writer sorts it out.
+    const writer = receiptWriter(server.services);
+    const outcomes = await Promise.allSettled([
+      writer.write(receipt('inst_idem_writer_02', 'writer-new-1')),
+      writer.write(receipt('inst_idem_writer_01', 'writer-key')),
+      writer.write(receipt('inst_idem_writer_03', null)),
+      writer.write(receipt('inst_idem_writer_04', 'writer-new-2')),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    const taken = (outcomes[1] as PromiseRejectedResult).reason;
+    expect(taken).toBeInstanceOf(IdempotencyKeyTaken);
+    expect({ id: taken.taken.receiptId, createdAt: taken.taken.createdAt.toISOString() }).toEqual({ id: first.body.id, createdAt: first.body.createdAt });
+    expect(await traces(s.project.id)).toEqual({ receipts: 4, ledger: 4, events: 4, counted: 4 });
   });
 
   it('honours a key for 24 hours; an older one is a new receipt, and the purge deletes it', async () => {

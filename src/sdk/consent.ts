@@ -6,6 +6,7 @@ import { sdkCache } from './cache.js';
 import { consentHashMismatch, invalidBody, invalidVersion } from './errors.js';
 import { decisionOf } from '../stats/rollup.js';
 import { receiptId } from '../receipts/ids.js';
+import { sourceOf } from '../receipts/service.js';
 import { receiptWriter } from './receipt-writer.js';
 import { checkTcfReceipt, tcfReceiptInput } from '../tcf/tc-string.js';
 import { safeParseOnce } from '../validation.js';
@@ -154,7 +155,8 @@ export async function recordConsent(
     gpp: body.gpp ?? null,
     tcString: body.tcf?.tcString ?? null,
     addtlConsent: body.tcf?.addtlConsent ?? null,
-    source: body.source ? sourceInOrder(body.source) : null,
+    // In the documented key order whatever order the SDK sent (the leaf hashes it canonically either way).
+    source: sourceOf(body.source),
     decision: decisionOf(choices, version.purposes),
     apiKeyId: keyId,
   };
@@ -182,11 +184,3 @@ export async function recordConsent(
   });
 }
 
-/** The source's fields in the documented order, whatever order the SDK sent them in (lists and exports show it so). */
-const sourceInOrder = ({ sdk, sdkVersion, platform, appId, appVersion }: ReceiptSource): ReceiptSource => ({
-  sdk,
-  sdkVersion,
-  platform,
-  ...(appId !== undefined && { appId }),
-  ...(appVersion !== undefined && { appVersion }),
-});

@@ -313,6 +313,10 @@ export function batchStatement(
     column('tcString'),
     column('addtlConsent'),
     receipts.map((r) => (r.source ? JSON.stringify(r.source) : null)),
+    // Issue 45, only in a batch that carries a key: each receipt's Idempotency-Key and its body's hash (hex).
+    ...(parts.idempotency
+      ? [receipts.map((r) => r.idempotency?.key ?? null), receipts.map((r) => r.idempotency?.requestHash.toString('hex') ?? null)]
+      : []),
   ];
   const param = (value: unknown) => `$${params.push(value)}`;
   const ledger = parts.ledger
@@ -332,11 +336,7 @@ export function batchStatement(
   const idempotency = parts.idempotency
     ? `, keys AS (
         INSERT INTO sdk_idempotency_keys (project_id, key, request_hash, receipt_id, created_at)
-        SELECT project_id, key, decode(request_hash, 'hex'), id, created_at::timestamptz
-          FROM input JOIN unnest(${param(receipts.map((r) => r.idempotency?.key ?? null))}::text[],
-                                 ${param(receipts.map((r) => r.idempotency?.requestHash.toString('hex') ?? null))}::text[])
-                          WITH ORDINALITY AS k(key, request_hash, n) USING (n)
-         WHERE key IS NOT NULL)`
+        SELECT project_id, idempotency_key, decode(request_hash, 'hex'), id, created_at::timestamptz FROM input WHERE idempotency_key IS NOT NULL)`
     : '';
   // From a one-row subquery: the function returns void, which a client cannot read as a column.
   const rollup = parts.rollup ? ` FROM (SELECT consent_stats_add(${param(shard)}::smallint, ${param(JSON.stringify(rollupBuckets(receipts)))}::json)) AS rollup` : '';
@@ -344,9 +344,9 @@ export function batchStatement(
     WITH input AS (
       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
                            $10::text[], $11::text[], $12::boolean[], $13::text[], $14::text[], $15::text[], $16::text[],
-                           $17::text[], $18::text[], $19::text[])
+                           $17::text[], $18::text[], $19::text[]${parts.idempotency ? ', $20::text[], $21::text[]' : ''})
         WITH ORDINALITY AS r(id, project_id, version_id, version_number, consent_hash, choices, installation_id, sdk_version, api_key_id,
-             created_at, locale, gpc, jurisdiction, action, gpp, event_id, tc_string, addtl_consent, source, n)),
+             created_at, locale, gpc, jurisdiction, action, gpp, event_id, tc_string, addtl_consent, source${parts.idempotency ? ', idempotency_key, request_hash' : ''}, n)),
     stored AS (
       INSERT INTO receipts (id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc,
                             jurisdiction, action, gpp, tc_string, addtl_consent, source)

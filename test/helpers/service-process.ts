@@ -1,11 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdtempSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { checkAnswersOf, forgetServer } from './openapi-conformance.js';
+import { freshDatabaseUrl } from './server.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -93,4 +94,34 @@ export async function connectSql(target: { databaseUrl?: string; dataDir?: strin
   );
   await client.connect();
   return client;
+}
+
+/**
+ * What a test that kills a service process needs (test/fault-injection.test.ts, test/sdk-idempotency-process.test.ts):
+ * a database of its own (a fresh PostgreSQL database, or a copy of the migrated embedded one), the environment that
+ * points a service at it, a port, and `start`, which spawns the service and registers its SIGKILL in `cleanups`.
+ */
+export async function killableService(prefix: string, cleanups: (() => unknown)[]) {
+  let env: Record<string, string>;
+  let target: { databaseUrl?: string; dataDir?: string };
+  if (process.env.TEST_DATABASE_URL) {
+    const databaseUrl = (await freshDatabaseUrl())!;
+    env = { DATABASE_URL: databaseUrl };
+    target = { databaseUrl };
+  } else {
+    const dataDir = migratedDataDir(prefix);
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    env = { DATA_DIR: dataDir };
+    target = { dataDir };
+  }
+  const port = await freePort();
+  const start = async (): Promise<ServiceProcess> => {
+    const service = await spawnService(env, port);
+    cleanups.push(() => {
+      if (service.child.exitCode === null && service.child.signalCode === null) service.child.kill('SIGKILL');
+      return service.exited;
+    });
+    return service;
+  };
+  return { env, target, port, start };
 }
