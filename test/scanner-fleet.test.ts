@@ -33,7 +33,7 @@ const started = (service: ServiceProcess) =>
     .map((line) => JSON.parse(line) as { scanId: string; attempt: number });
 
 // Short enough that the test sees the hand-over, long enough that a loaded machine's heartbeat (every third) keeps it.
-const LEASE_SECONDS = 8;
+const LEASE_SECONDS = 10;
 
 describe('scanner processes on one PostgreSQL', () => {
   it('refuses to start on the embedded database, whose files belong to the API instance', async () => {
@@ -77,7 +77,8 @@ describe('scanner processes on one PostgreSQL', () => {
       expect((await states()).map((s) => s.status)).toEqual(['queued', 'queued', 'queued']);
 
       const env = { DATABASE_URL: databaseUrl, SCANNER_CONCURRENCY: '1', SCANNER_LEASE_SECONDS: String(LEASE_SECONDS), SCANNER_DWELL_MS: String(SHORT_DWELL_MS) };
-      const workers = [stopWhenDone(await spawnScanner(env)), stopWhenDone(await spawnScanner(env))];
+      // Started together: the first must not finish A's first scan before the second is up.
+      const workers = (await Promise.all([spawnScanner(env), spawnScanner(env)])).map(stopWhenDone);
       // A lease owner is `host:pid:suffix` (src/scanner/worker.ts).
       const workerOf = (owner: string | null) => workers.find((w) => owner?.split(':')[1] === String(w.child.pid));
 
@@ -119,6 +120,10 @@ describe('scanner processes on one PostgreSQL', () => {
       const report = await client.request('GET', scansPath(projects[2]!.id, `/${b1}`), { token: owner.token });
       expect(report.body.scan).toMatchObject({ status: 'done', attempts: 2 });
       expect(report.body.scan.pages.map((page: { url: string }) => page.url)).toEqual(urls);
+
+      // SIGTERM stops a scanner process cleanly (nothing in progress here to hand back).
+      survivor.child.kill('SIGTERM');
+      expect(await survivor.exited).toBe(0);
     },
     240_000,
   );
