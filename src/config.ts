@@ -88,6 +88,9 @@ const envSchema = z.object({
   SCANNER_MAX_REPORT_BYTES: z.coerce.number().int().min(100_000).default(5 * 1024 * 1024),
   // What a scan's screenshots and HAR files may take together (docs/scanner.md "Artifacts"); 0 keeps none.
   SCANNER_MAX_ARTIFACT_BYTES: z.coerce.number().int().min(0).default(ARTIFACT_CAPS.scanBytes),
+  // How long a worker's claim on a scan holds without its heartbeat (renewed every third of it): a worker that
+  // dies hands its scan on this long after its last renewal (docs/scanner.md "Queue and workers").
+  SCANNER_LEASE_SECONDS: z.coerce.number().int().min(3).max(3600).default(90),
   CHROMIUM_PATH: z.string().optional(),
   // The receipts ledger (docs/ledger.md): the Ed25519 key that signs checkpoints (PKCS#8 PEM, inline or in a file;
   // required in production), older public keys still published after a rotation, and how often receipts are sealed.
@@ -181,6 +184,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxReportBytes: parsed.SCANNER_MAX_REPORT_BYTES,
       // Bytes per screenshot and per HAR file (constants), and per scan for all of them.
       artifacts: { ...ARTIFACT_CAPS, scanBytes: parsed.SCANNER_MAX_ARTIFACT_BYTES },
+      leaseMs: parsed.SCANNER_LEASE_SECONDS * 1000,
       // Found once at start-up; undefined: POST /scans answers 503 scanner_unavailable.
       chromiumPath: findChromium({ ...env, CHROMIUM_PATH: parsed.CHROMIUM_PATH }),
     },

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalHash } from '../src/consent/config.js';
 import { loadConfig } from '../src/config.js';
 import { startGuardProxy } from '../src/scanner/guard-proxy.js';
-import { claimScan, failAbandoned, LEASE_MS } from '../src/scanner/queue.js';
+import { claimScan, failAbandoned } from '../src/scanner/queue.js';
 import { scannerWorkerOf } from '../src/scanner/worker.js';
 import { setupProject, startService, type SiteProject } from './e2e/harness.js';
 import { team } from './helpers/fixtures.js';
@@ -348,9 +348,9 @@ describe('the scan API (scans stay queued: no worker on this instance)', () => {
     const first = await claimScan(server.services, 'instance-a');
     expect(first).toMatchObject({ id: scan.id, attempts: 1 });
     expect(await claimScan(server.services, 'instance-b')).toBeNull(); // leased: nobody else takes it
-    clock += LEASE_MS + 1000; // instance-a died: its lease runs out
+    clock += server.services.config.scanner.leaseMs + 1000; // instance-a died: its lease runs out
     expect(await claimScan(server.services, 'instance-b')).toMatchObject({ id: scan.id, attempts: 2 });
-    clock += LEASE_MS + 1000; // and instance-b died too
+    clock += server.services.config.scanner.leaseMs + 1000; // and instance-b died too
     expect(await claimScan(server.services, 'instance-c')).toBeNull();
     expect(await failAbandoned(server.services)).toBe(1);
     const failed = await server.request('GET', scansPath(t.project.id, `/${scan.id}`), { token: t.viewer.token });

@@ -9,7 +9,8 @@
 //   organization, whatever the number of workers), and among the others the one served longest ago (or never
 //   in the last day) goes first, its oldest scan first: round-robin by organization, so one organization's
 //   twenty queued scans do not hold the scanner for everyone else. The daily quota bounds what each can queue.
-// - While it runs the worker renews the lease; a scan whose lease is lost stops.
+// - While it runs the worker renews the lease (SCANNER_LEASE_SECONDS, every third of it); a scan whose lease is
+//   lost stops. A worker that dies stops renewing: its scan is claimable again when the lease runs out.
 // - A scan is tried at most MAX_ATTEMPTS times (the first and one retry), counted in its row: a crash, a lost
 //   instance or a shutdown all spend the attempt, so no restart hands a scan that hangs back forever. A scan
 //   that spends its wall-clock budget is failed at once.
@@ -18,8 +19,6 @@ import type { Services } from '../services.js';
 import { intervalMs } from './service.js';
 
 export const MAX_ATTEMPTS = 2;
-/** How long a claim holds without renewal; renewed every third of it. */
-export const LEASE_MS = 90_000;
 
 export interface ClaimedScan {
   id: string;
@@ -55,7 +54,7 @@ const CLAIM_SQL = `
 /** Leases the next scan to `owner`, or answers null when none is waiting. */
 export async function claimScan(services: Services, owner: string): Promise<ClaimedScan | null> {
   const now = services.now();
-  const [scan] = await services.db.query<ClaimedScan>(CLAIM_SQL, [owner, now, new Date(now.getTime() + LEASE_MS), MAX_ATTEMPTS]);
+  const [scan] = await services.db.query<ClaimedScan>(CLAIM_SQL, [owner, now, new Date(now.getTime() + services.config.scanner.leaseMs), MAX_ATTEMPTS]);
   return scan ? { ...scan, startedAt: new Date(scan.startedAt) } : null;
 }
 
@@ -73,7 +72,7 @@ export async function failAbandoned(services: Services): Promise<number> {
 
 /** Extends the lease; false when it is no longer ours. */
 export async function renewLease(services: Services, scanId: string, owner: string): Promise<boolean> {
-  const until = new Date(services.now().getTime() + LEASE_MS);
+  const until = new Date(services.now().getTime() + services.config.scanner.leaseMs);
   const rows = await services.db.query(`UPDATE scans SET lease_until = $3 WHERE id = $1 AND lease_owner = $2 AND status = 'running' RETURNING id`, [scanId, owner, until]);
   return rows.length > 0;
 }

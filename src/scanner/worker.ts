@@ -23,7 +23,7 @@ import { scannerLaunchOptions } from './chromium.js';
 import { CLOSE_GRACE_MS, Deadline, settleWithin } from './deadline.js';
 import type { Finding } from './findings.js';
 import type { AddressPolicy } from './guard-proxy.js';
-import { claimScan, failAbandoned, failOrRetry, failScan, LEASE_MS, queueDueSchedules, releaseScan, renewLease, type ClaimedScan } from './queue.js';
+import { claimScan, failAbandoned, failOrRetry, failScan, queueDueSchedules, releaseScan, renewLease, type ClaimedScan } from './queue.js';
 import { buildReport, LeaseLostError, ScanBudgetSpent, scanPages, type ScanEnvironment, type ScanReport } from './run.js';
 import { onScanQueued, scansInLastDay } from './service.js';
 import { checkTransport, TRANSPORT_LIMITS } from './transport.js';
@@ -267,12 +267,13 @@ export class ScannerWorker implements Worker {
     const budget = new Deadline(services.config.scanner.scanBudgetMs, 'the scan');
     const log = services.logger.child({ scanId: scan.id, projectId: scan.projectId, attempt: scan.attempts });
     let lost = false;
+    // The heartbeat: while this process lives the scan stays ours; once it dies the lease runs out.
     const renew = setInterval(() => {
       renewLease(services, scan.id, owner).then(
         (ours) => (lost ||= !ours),
         (error) => log.warn({ err: error }, 'scanner: renewing the lease failed'),
       );
-    }, LEASE_MS / 3);
+    }, services.config.scanner.leaseMs / 3);
     try {
       log.info({ urls: scan.urls.length, followLinks: scan.followLinks }, 'scan started');
       const browser = await this.launch();

@@ -125,3 +125,32 @@ export async function killableService(prefix: string, cleanups: (() => unknown)[
   };
   return { env, target, port, start };
 }
+
+/**
+ * Starts a scanner-only process as `npm run scanner` does (`dist/src/scanner/main.js`), and waits for its
+ * `scanner running` log line (it serves nothing to poll). LOG_LEVEL info: its `scan started` lines say which
+ * scans it ran.
+ */
+export async function spawnScanner(env: Record<string, string>): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, ['dist/src/scanner/main.js'], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'info', NODE_ENV: 'development', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  let ready: () => void;
+  const running = new Promise<void>((resolve) => (ready = resolve));
+  const listen = (chunk: Buffer) => {
+    output += chunk;
+    if (output.includes('"msg":"scanner running"')) ready();
+  };
+  child.stdout!.on('data', listen);
+  child.stderr!.on('data', listen);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  void exited.then(() => process.off('exit', killOnExit));
+  const outcome = await Promise.race([running.then(() => 'running' as const), exited.then(() => 'exited' as const)]);
+  if (outcome === 'exited') throw new Error(`scanner exited (${child.exitCode}) before it ran:\n${output}`);
+  return { url: '', child, exited, output: () => output };
+}
