@@ -69,6 +69,7 @@ function nextRow(prefix: string): NewReceipt {
     gpp: null,
     tcString: null,
     addtlConsent: null,
+    subjectHash: null,
     decision: 'customised',
     apiKeyId: keyId,
     createdAt,

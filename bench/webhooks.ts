@@ -104,6 +104,7 @@ async function writeReceipt(fixture: Fixture): Promise<string> {
     gpp: null,
     tcString: null,
     addtlConsent: null,
+    subjectHash: null,
     decision: analytics ? 'acceptedAll' : 'rejectedAll',
     apiKeyId: fixture.apiKeyId,
     createdAt: services.now(),

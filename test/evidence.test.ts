@@ -62,6 +62,7 @@ async function addReceipts(version: Version, createdAt: Date[]) {
       gpp: null,
       tcString: null,
       addtlConsent: null,
+      subjectHash: null,
       decision: 'rejectedAll',
       apiKeyId: key.id,
       createdAt: at,

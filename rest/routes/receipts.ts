@@ -25,6 +25,10 @@ const Receipt = z
       .object({ tcString: z.string(), addtlConsent: z.string().optional() })
       .optional()
       .describe('IAB TCF: the TC string and Google AC string the banner produced; only when the SDK sent them (docs/tcf.md)'),
+    subjectHash: z
+      .string()
+      .optional()
+      .describe('HMAC(project pepper, sub) of the signed-in person it was made for (an opaque hash); only when signed in (docs/subjects.md)'),
   })
   .meta({ id: 'Receipt' });
 

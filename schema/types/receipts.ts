@@ -26,6 +26,10 @@ export const Receipt = builder.objectRef<ReceiptView>('Receipt').implement({
     gpp: t.exposeString('gpp', { nullable: true, description: 'The GPP string the SDK produced, when it sent one' }),
     tcString: t.exposeString('tcString', { nullable: true, description: 'The IAB TC string the TCF banner produced, when the SDK sent one (docs/tcf.md)' }),
     addtlConsent: t.exposeString('addtlConsent', { nullable: true, description: "Google's Additional Consent string, when the SDK sent one" }),
+    subjectHash: t.exposeString('subjectHash', {
+      nullable: true,
+      description: 'HMAC(project pepper, sub) of the signed-in person it was made for; null when the installation was not signed in (docs/subjects.md)',
+    }),
     tcf: t.field({
       type: 'JSON',
       nullable: true,

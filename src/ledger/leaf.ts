@@ -22,14 +22,16 @@ export function canonicalReceipt(receipt: ReceiptView): string | null {
     if (typeof value !== 'boolean') return null;
     decided += `${decided ? ',' : ''}${json(purpose)}:${value}`;
   }
-  const { action, gpc, gpp, jurisdiction, locale, tcString, addtlConsent } = receipt;
+  const { action, gpc, gpp, jurisdiction, locale, tcString, addtlConsent, subjectHash } = receipt;
   // Issue 39: `tcf` only on receipts that have a TC string, so every older leaf keeps its hash.
   const tcf = tcString === null ? '' : `"tcf":{${addtlConsent === null ? '' : `"addtlConsent":${json(addtlConsent)},`}"tcString":${json(tcString)}},`;
   return (
     `{${action === null ? '' : `"action":${json(action)},`}"choices":{${decided}},"consentHash":${json(receipt.consentHash)},` +
     `"createdAt":${json(receipt.createdAt.toISOString())},${gpc === null ? '' : `"gpc":${gpc},`}${gpp === null ? '' : `"gpp":${json(gpp)},`}` +
     `"id":${json(receipt.id)},"installationId":${json(receipt.installationId)},${jurisdiction === null ? '' : `"jurisdiction":${json(jurisdiction)},`}` +
-    `${locale === null ? '' : `"locale":${json(locale)},`}"sdkVersion":${json(receipt.sdkVersion)},${tcf}"versionId":${json(receipt.versionId)},` +
+    `${locale === null ? '' : `"locale":${json(locale)},`}"sdkVersion":${json(receipt.sdkVersion)},` +
+    // Issue 47: only on receipts made for a signed-in person, so every older leaf keeps its hash.
+    `${subjectHash === null ? '' : `"subjectHash":${json(subjectHash)},`}${tcf}"versionId":${json(receipt.versionId)},` +
     `"versionNumber":${json(receipt.versionNumber)}}`
   );
 }
@@ -38,9 +40,9 @@ export function canonicalReceipt(receipt: ReceiptView): string | null {
 export function receiptLeafHash(receipt: ReceiptView): Buffer {
   const canonical = canonicalReceipt(receipt);
   if (canonical !== null) return hash('sha256', `\0${canonical}`, 'buffer');
-  const { id, versionId, versionNumber, consentHash, choices, installationId, sdkVersion, createdAt, locale, gpc, jurisdiction, action, gpp, tcString, addtlConsent } = receipt;
+  const { id, versionId, versionNumber, consentHash, choices, installationId, sdkVersion, createdAt, locale, gpc, jurisdiction, action, gpp, tcString, addtlConsent, subjectHash } = receipt;
   // Only the view's own fields: a writer's receipt carries more (project, key, decision) that are not exported.
   return leafHash(
-    exportedReceipt({ id, versionId, versionNumber, consentHash, choices, installationId, sdkVersion, createdAt, locale, gpc, jurisdiction, action, gpp, tcString, addtlConsent }),
+    exportedReceipt({ id, versionId, versionNumber, consentHash, choices, installationId, sdkVersion, createdAt, locale, gpc, jurisdiction, action, gpp, tcString, addtlConsent, subjectHash }),
   );
 }

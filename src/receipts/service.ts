@@ -28,6 +28,8 @@ export interface ReceiptView {
   /** Issue 39: the IAB TC string and Google AC string; null when not sent (docs/tcf.md). */
   tcString: string | null;
   addtlConsent: string | null;
+  /** Issue 47: HMAC(project pepper, sub) of the signed-in person it was made for; null when none (docs/subjects.md). */
+  subjectHash: string | null;
 }
 
 const timestamp = z.iso.datetime({ offset: true, message: 'Must be an ISO 8601 timestamp' }).transform((value) => new Date(value));
@@ -75,6 +77,7 @@ export const receiptViewSelect = {
   gpp: true,
   tcString: true,
   addtlConsent: true,
+  subjectHash: true,
   version: { select: { number: true } },
 } as const;
 
@@ -160,6 +163,7 @@ export const EXPORT_COLUMNS = [
   'gpp',
   'tcString',
   'addtlConsent',
+  'subjectHash',
 ] as const;
 
 /** A receipts row as SQL returns it (the export and the ledger read receipts this way). */
@@ -178,6 +182,7 @@ export interface ReceiptRow {
   gpp: string | null;
   tc_string: string | null;
   addtl_consent: string | null;
+  subject_hash: string | null;
 }
 
 export function receiptOfRow(row: ReceiptRow, versionNumber: number): ReceiptView {
@@ -197,6 +202,7 @@ export function receiptOfRow(row: ReceiptRow, versionNumber: number): ReceiptVie
     gpp: row.gpp,
     tcString: row.tc_string,
     addtlConsent: row.addtl_consent,
+    subjectHash: row.subject_hash,
   };
 }
 
@@ -237,7 +243,7 @@ async function* exportBatches(services: Services, request: ExportRequest): Async
 // that finds nothing. (Repeating it as `created_at >= $3` would prune those, but let the planner walk the
 // created_at index of a large project's month instead, reading every project's receipts: 8x slower.)
 const BATCH_SQL = `SELECT id, version_id, consent_hash, choices, installation_id, sdk_version, created_at, locale, gpc, jurisdiction, action, gpp,
-       tc_string, addtl_consent
+       tc_string, addtl_consent, subject_hash
   FROM receipts
  WHERE project_id = $1 AND created_at < $2 AND (created_at, id) > ($3, $4)
  ORDER BY created_at, id
@@ -260,7 +266,7 @@ function readBatch(db: Database, params: unknown[]): Promise<ReceiptRow[]> {
   });
 }
 
-type Optional = 'locale' | 'gpc' | 'jurisdiction' | 'action' | 'gpp' | 'tcString' | 'addtlConsent';
+type Optional = 'locale' | 'gpc' | 'jurisdiction' | 'action' | 'gpp' | 'tcString' | 'addtlConsent' | 'subjectHash';
 
 /** `tcf: { tcString, addtlConsent? }` for a receipt that has a TC string; nothing otherwise (docs/tcf.md). */
 export const tcfOf = ({ tcString, addtlConsent }: { tcString: string | null; addtlConsent: string | null }) =>
@@ -270,7 +276,7 @@ export const tcfOf = ({ tcString, addtlConsent }: { tcString: string | null; add
  * A receipt on the wire: locale, gpc, jurisdiction, action and gpp only when recorded, so receipts of
  * contract clients keep the contract's shape.
  */
-export const wireReceipt = <R extends Pick<ReceiptView, Optional>>({ locale, gpc, jurisdiction, action, gpp, tcString, addtlConsent, ...receipt }: R) => ({
+export const wireReceipt = <R extends Pick<ReceiptView, Optional>>({ locale, gpc, jurisdiction, action, gpp, tcString, addtlConsent, subjectHash, ...receipt }: R) => ({
   ...receipt,
   ...(locale !== null && { locale }),
   ...(gpc !== null && { gpc }),
@@ -278,6 +284,7 @@ export const wireReceipt = <R extends Pick<ReceiptView, Optional>>({ locale, gpc
   ...(action !== null && { action }),
   ...(gpp !== null && { gpp }),
   ...tcfOf({ tcString, addtlConsent }),
+  ...(subjectHash !== null && { subjectHash }),
 });
 
 /**
@@ -311,6 +318,7 @@ export function exportReceipts(services: Services, request: ExportRequest): Read
             gpp: receipt.gpp ?? '',
             tcString: receipt.tcString ?? '',
             addtlConsent: receipt.addtlConsent ?? '',
+            subjectHash: receipt.subjectHash ?? '',
           };
       }
     })(),

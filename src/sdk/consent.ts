@@ -9,6 +9,7 @@ import { receiptId } from '../receipts/ids.js';
 import { receiptWriter } from './receipt-writer.js';
 import { checkTcfReceipt, tcfReceiptInput } from '../tcf/tc-string.js';
 import { safeParseOnce } from '../validation.js';
+import { subjectOf } from '../subjects/subject-of.js';
 
 export const MAX_CHOICES = 200;
 export const INSTALLATION_ID = /^[A-Za-z0-9_-]{8,64}$/;
@@ -107,6 +108,9 @@ export async function recordConsent(
   const choices: Record<string, boolean> = {};
   for (const [key, required] of version.purposes) choices[key] = required || body.choices[key] === true;
 
+  // Made while signed in (docs/subjects.md): the receipt is the person's. One primary-key probe, only in projects
+  // that have a subject secret.
+  const subjectHash = project.subjects ? await subjectOf(services, project.projectId, body.installationId) : null;
   const createdAt = services.now();
   // The id carries createdAt's millisecond: lookups by id find the receipt's partition from it (src/receipts/ids.ts).
   const id = receiptId(createdAt);
@@ -126,6 +130,7 @@ export async function recordConsent(
     gpp: body.gpp ?? null,
     tcString: body.tcf?.tcString ?? null,
     addtlConsent: body.tcf?.addtlConsent ?? null,
+    subjectHash,
     decision: decisionOf(choices, version.purposes),
     apiKeyId: keyId,
     createdAt,

@@ -33,6 +33,8 @@ export interface NewReceipt {
   /** Issue 39: the TC string and Google AC string (null when not sent). */
   tcString: string | null;
   addtlConsent: string | null;
+  /** Issue 47: the signed-in person's HMAC(project pepper, sub), or null (docs/subjects.md). */
+  subjectHash: string | null;
   /** How it answered the version's optional purposes, for the analytics rollup. */
   decision: Decision;
   apiKeyId: string;
@@ -254,6 +256,7 @@ export function batchStatement(receipts: NewReceipt[], shard: number, parts: { l
     receipts.map(() => bufferedUuidv7()),
     column('tcString'),
     column('addtlConsent'),
+    column('subjectHash'),
   ];
   const param = (value: unknown) => `$${params.push(value)}`;
   const ledger = parts.ledger
@@ -271,14 +274,14 @@ export function batchStatement(receipts: NewReceipt[], shard: number, parts: { l
     WITH input AS (
       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
                            $10::text[], $11::text[], $12::boolean[], $13::text[], $14::text[], $15::text[], $16::text[],
-                           $17::text[], $18::text[])
+                           $17::text[], $18::text[], $19::text[])
         WITH ORDINALITY AS r(id, project_id, version_id, version_number, consent_hash, choices, installation_id, sdk_version, api_key_id,
-             created_at, locale, gpc, jurisdiction, action, gpp, event_id, tc_string, addtl_consent, n)),
+             created_at, locale, gpc, jurisdiction, action, gpp, event_id, tc_string, addtl_consent, subject_hash, n)),
     stored AS (
       INSERT INTO receipts (id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc,
-                            jurisdiction, action, gpp, tc_string, addtl_consent)
+                            jurisdiction, action, gpp, tc_string, addtl_consent, subject_hash)
       SELECT id, project_id, version_id, consent_hash, choices::jsonb, installation_id, sdk_version, api_key_id, created_at::timestamptz, locale, gpc,
-             jurisdiction, action, gpp, tc_string, addtl_consent
+             jurisdiction, action, gpp, tc_string, addtl_consent, subject_hash
         FROM input)${ledger},
     outbox AS (
       -- The webhook's data as src/webhooks/outbox.ts documents it; the optional fields only when the SDK sent them.
@@ -288,6 +291,7 @@ export function batchStatement(receipts: NewReceipt[], shard: number, parts: { l
                jsonb_build_object('projectId', i.project_id, 'receiptId', i.id, 'versionId', i.version_id, 'versionNumber', i.version_number,
                                   'consentHash', i.consent_hash, 'choices', i.choices::jsonb, 'installationId', i.installation_id)
                || jsonb_strip_nulls(jsonb_build_object('locale', i.locale, 'gpc', i.gpc, 'jurisdiction', i.jurisdiction, 'action', i.action, 'gpp', i.gpp,
+                                                       'subjectHash', i.subject_hash, -- issue 47
                                                        -- issue 39, as tcfOf (src/receipts/service.ts) shows it
                                                        'tcf', CASE WHEN i.tc_string IS NOT NULL THEN
                                                          jsonb_strip_nulls(jsonb_build_object('tcString', i.tc_string, 'addtlConsent', i.addtl_consent)) END))),
