@@ -54,6 +54,11 @@ export class Consent {
     // integrations.js, where needed, brings state made elsewhere in before it is read: the decision made on the
     // hosted preferences page or another site (/decision), the cookie shared across subdomains (index.ts).
     await this.ready?.(config);
+    this.use(config);
+  }
+
+  /** Reads the stored state for `config` (again, after identify() adopted the person's decision: more.ts). */
+  use(config: SdkConfig): void {
     const { projectId, version, experience, mode } = config;
     const stored: Stored | null = readDecision(projectId);
     const days = experience.reconsentAfterDays;

@@ -60,6 +60,8 @@ export function dialogKeys(root: ShadowRoot, close: () => void): void {
 export interface Ui {
   showPreferences(): void;
   destroy(): void;
+  /** Draws the banner again for the current state (after identify() or forget()); absent on the TCF banner. */
+  refresh?(): void;
 }
 
 export function mountUi(consent: Consent, decided: () => void, onError: (err: ConsentError) => void): Ui {
@@ -251,6 +253,7 @@ export function mountUi(consent: Consent, decided: () => void, onError: (err: Co
 
   return {
     showPreferences: () => destroyed || openDialog(),
+    refresh: () => show(consent.needsConsent ? 'banner' : null),
     destroy() {
       destroyed = true;
       host.remove();
