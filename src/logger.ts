@@ -2,9 +2,9 @@ import { pino, type DestinationStream, type Level, type Logger } from 'pino';
 
 // One JSON line per request goes to stdout. Written as they come, the lines cost the SDK hot path one write
 // through the thread pool per answer or two (a hop to a pool thread and back, two system calls and a context
-// switch each): more than the rest of the line together (bench/README.md, "SDK config with wrk"). They wait in
-// memory instead, up to LOG_BUFFER_BYTES or LOG_FLUSH_MS, and go out in one write; what is left is written
-// when the process exits (a SIGKILL loses at most that much).
+// switch each): more than the rest of the line together (bench/sdk-config-wrk.ts; the runs: git show 89b3c83 --
+// bench/README.md). They wait in memory instead, up to LOG_BUFFER_BYTES or LOG_FLUSH_MS, and go out in one
+// write; what is left is written when the process exits (a SIGKILL loses at most that much).
 const LOG_BUFFER_BYTES = 16 * 1024;
 const LOG_FLUSH_MS = 1000;
 
@@ -16,11 +16,11 @@ export function createLogger(level: Level | 'silent', destination?: DestinationS
  * Lines joined in memory and handed to SonicBoom (pino's destination) as one string per batch. SonicBoom's own
  * `minLength` buffering measures its whole pending buffer in bytes on every line (`Buffer.byteLength`, sonic-boom
  * 4.2 and 5.0): 3 µs of a request's 11 µs log line on the SDK config path, against 0.2 µs for a plain string
- * append (bench/README.md, "The request log line"). Writing, retries on EAGAIN and broken pipes stay SonicBoom's.
+ * append (the runs: git show 19a77cc -- bench/README.md). Writing, retries on EAGAIN and broken pipes stay SonicBoom's.
  *
  * Request lines are kept as their fields and formatted together once the event loop's current turn is over (or
  * before any other line, so the order holds): formatted one by one between a request's other work they cost
- * about 1.3 µs more each on the SDK config path (bench/README.md, "What the log line costs").
+ * about 1.3 µs more each on the SDK config path (git show 19a77cc -- bench/README.md).
  */
 export class BatchedLines implements DestinationStream {
   private pending = '';
@@ -98,7 +98,7 @@ export interface RequestLine {
  * Writes the line `logger.info({reqId, method, path, status, durationMs[, aborted]}, 'request')` would write, byte
  * for byte, to the logger's own destination (so level, batching and a test's destination all apply). Built as one
  * template: pino's general serialiser (escaping checks per key and value) was 3 µs of the SDK config's 30 µs per
- * request (bench/README.md, "The request log line"); `JSON.stringify` escapes the three strings a client chose.
+ * request (git show 19a77cc -- bench/README.md); `JSON.stringify` escapes the three strings a client chose.
  */
 export function requestLineWriter(logger: Logger): (line: RequestLine) => void {
   const destination = (logger as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym]!;

@@ -24,8 +24,8 @@ let executions = 0;
  * services record the actor without taking the request context as a parameter.
  *
  * On Node 20 a storage that has run once keeps async_hooks on for the rest of the process: every promise,
- * timer and socket write then runs a hook, about a tenth of the SDK config hot path's CPU (bench/README.md,
- * "SDK config with wrk"), which never needs the scope. So the storage is switched off (`disable`: hooks off,
+ * timer and socket write then runs a hook, about a tenth of the SDK config hot path's CPU (git show 89b3c83
+ * -- bench/README.md), which never needs the scope. So the storage is switched off (`disable`: hooks off,
  * `getStore` undefined) whenever no execution is running, and the next `run` switches it on again. Every
  * `recordAudit` runs inside its execution's transaction, so nothing reads the scope after it ends.
  */

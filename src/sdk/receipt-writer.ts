@@ -52,8 +52,8 @@ export const MAX_BATCH = 256;
 /**
  * Batches in flight at once: one, as a WAL writer does; the next batch gathers while it runs. Under HTTP load
  * receipts arrive one at a time, so every free slot wrote the first arrival at once: four slots kept batches at
- * about 5 receipts at 32 connections, and the database paid a statement per few. In quiet runs (bench/README.md,
- * issue 41) four → two → one took the database's CPU per receipt at 32 connections from 108-157 to 76-84 to
+ * about 5 receipts at 32 connections, and the database paid a statement per few. In quiet runs (git show 43a2011
+ * -- bench/README.md) four → two → one took the database's CPU per receipt at 32 connections from 108-157 to 76-84 to
  * 60-75 µs, the service's from 97-132 to 83-96 to 79-107; its receipts per second rose by a quarter, then held
  * or rose by up to 15 %; p99 the same. One statement of up to 256 receipts at a time still allows more receipts a second
  * than the rest of the path (the service's CPU is the limit), and an idle writer writes a lone receipt at once.
@@ -193,7 +193,8 @@ export class ReceiptWriter {
     } else {
       // The common case: one statement, committed on its own (a statement is atomic), prepared once per connection.
       // An interactive transaction cost four more round trips per batch (BEGIN, a webhook lookup, the outbox
-      // insert, COMMIT) and Prisma's machinery around each: bench/README.md, "The consent POST's profile".
+      // insert, COMMIT) and Prisma's machinery around each: bench/sdk-consent-profile.ts (git show f4bc316 --
+      // bench/README.md).
       const [row] = await this.services.db.query<{ queued: number }>(sql, params, { name: batchStatementName(this) });
       queued = row!.queued;
     }
