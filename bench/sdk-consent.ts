@@ -69,6 +69,8 @@ function nextRow(prefix: string): NewReceipt {
     gpp: null,
     tcString: null,
     addtlConsent: null,
+    source: null,
+    idempotency: null,
     subjectHash: null,
     decision: 'customised',
     apiKeyId: keyId,

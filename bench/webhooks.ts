@@ -104,6 +104,8 @@ async function writeReceipt(fixture: Fixture): Promise<string> {
     gpp: null,
     tcString: null,
     addtlConsent: null,
+    source: null,
+    idempotency: null,
     subjectHash: null,
     decision: analytics ? 'acceptedAll' : 'rejectedAll',
     apiKeyId: fixture.apiKeyId,

@@ -22,7 +22,7 @@ import { isUnstorableTextError, UNSTORABLE_TEXT_MESSAGE } from './storable-text.
 
 const SDK_PREFIX = '/api/sdk/';
 const GRAPHQL_LIMITED_DELAY_MS = 1000;
-const SDK_CORS_HEADERS = 'Authorization, Content-Type, If-None-Match, X-Consent-Installation';
+const SDK_CORS_HEADERS = 'Authorization, Content-Type, If-None-Match, X-Consent-Installation, Idempotency-Key';
 const SDK_EXPOSED_HEADERS = 'ETag, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, x-request-id';
 
 /**

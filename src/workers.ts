@@ -6,10 +6,11 @@ import { ledgerSealWorker } from './ledger/seal.js';
 import { receiptPartitionWorker } from './receipts/partitions.js';
 import { tcfRefreshWorker } from './tcf/refresh.js';
 import { startSdkCacheListener } from './sdk/cache.js';
+import { idempotencyPurgeWorker } from './sdk/idempotency.js';
 import type { Services } from './services.js';
 import { startWebhookWorker } from './webhooks/worker.js';
 
-/** A background job inside the service (webhook delivery, billing schedules, session purge, ledger sealing, receipt partitions). */
+/** A background job inside the service (webhook delivery, billing schedules, session and idempotency-key purges, ledger sealing, receipt partitions). */
 export interface Worker {
   name: string;
   /** Stops taking new work and finishes (or hands back) what it holds. */
@@ -25,6 +26,7 @@ export function startWorkers(services: Services): Worker[] {
     startSdkCacheListener(services),
     startWebhookWorker(services),
     sessionPurgeWorker(services),
+    idempotencyPurgeWorker(services),
     scannerWorker(services),
     ledgerSealWorker(services),
     tcfRefreshWorker(services),

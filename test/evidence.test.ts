@@ -62,6 +62,8 @@ async function addReceipts(version: Version, createdAt: Date[]) {
       gpp: null,
       tcString: null,
       addtlConsent: null,
+      source: null,
+      idempotency: null,
       subjectHash: null,
       decision: 'rejectedAll',
       apiKeyId: key.id,

@@ -33,7 +33,16 @@ const receipt: fc.Arbitrary<ReceiptView> = fc.record({
   // Issue 39: an AC string only beside a TC string, as the consent route stores them.
   .chain((r) =>
   fc.record({ tcString: nullable(text), addtlConsent: nullable(text) }).map((tcf) => ({ ...r, tcString: tcf.tcString, addtlConsent: tcf.tcString === null ? null : tcf.addtlConsent })),
-);
+)
+  // Issue 45: a source, its optional app fields present or absent (its text is bounded by the route; any here).
+  .chain((r) =>
+    nullable(
+      fc.record(
+        { sdk: fc.constantFrom('browser' as const, 'core' as const, 'react-native' as const), sdkVersion: text, platform: fc.constantFrom('web' as const, 'ios' as const, 'android' as const, 'other' as const), appId: text, appVersion: text },
+        { requiredKeys: ['sdk', 'sdkVersion', 'platform'] },
+      ),
+    ).map((source) => ({ ...r, source })),
+  );
 
 describe('the ledger’s receipt serializer', () => {
   it('writes what canonicalize writes for the exported receipt, and hashes to the verifier’s leaf', () => {
@@ -63,6 +72,7 @@ describe('the ledger’s receipt serializer', () => {
       gpp: null,
       tcString: null,
       addtlConsent: null,
+      source: null,
       subjectHash: null,
     };
     expect(canonicalReceipt(view)).toBeNull();

@@ -62,6 +62,8 @@ describe('POST /api/sdk/v1/consent', () => {
         // Issue 39: the IAB TC string and Google AC string, only as a TCF banner sent them (docs/tcf.md).
         'tc_string',
         'addtl_consent',
+        // Issue 45: where the receipt came from, only as its SDK said it.
+        'source',
         'version_id',
       ].sort(),
     );
@@ -211,9 +213,9 @@ describe('POST /api/sdk/v1/consent', () => {
     expect(lines[1]).toMatchObject({ locale: 'de-AT', gpc: true });
     expect(lines[0]).not.toHaveProperty('locale');
     const rows = (await exported('csv')).trim().split('\n');
-    expect(rows[0]).toBe('id,versionId,versionNumber,consentHash,choices,installationId,sdkVersion,createdAt,locale,gpc,jurisdiction,action,gpp,tcString,addtlConsent,subjectHash');
-    expect(rows[1]).toMatch(/,,,,,,,$/);
-    expect(rows[2]).toMatch(/,de-AT,true,,,,,,$/);
+    expect(rows[0]).toBe('id,versionId,versionNumber,consentHash,choices,installationId,sdkVersion,createdAt,locale,gpc,jurisdiction,action,gpp,tcString,addtlConsent,subjectHash,sourceSdk,sourceSdkVersion,sourcePlatform,sourceAppId,sourceAppVersion');
+    expect(rows[1]).toMatch(/,,,,,,,,,,,,,$/);
+    expect(rows[2]).toMatch(/,de-AT,true,,,,,,,,,,,$/);
 
     const events = await server.services.db.query<{ payload: any }>('SELECT payload FROM webhook_events WHERE project_id = $1 ORDER BY created_at, id', [s.project.id]);
     expect(events.map((event) => event.payload.data.receiptId)).toEqual([plain.body.id, withExtras.body.id]);
@@ -263,10 +265,10 @@ describe('POST /api/sdk/v1/consent', () => {
     expect(lines[0]).not.toHaveProperty('jurisdiction');
     expect(lines[0]).not.toHaveProperty('action');
     const rows = (await exported('csv')).trim().split('\n');
-    expect(rows[0]).toBe('id,versionId,versionNumber,consentHash,choices,installationId,sdkVersion,createdAt,locale,gpc,jurisdiction,action,gpp,tcString,addtlConsent,subjectHash');
-    expect(rows[1]).toMatch(/,,,,,,,$/);
-    expect(rows[2]).toMatch(new RegExp(`,,,US-CA,opt_out,${gpp},,,$`));
-    expect(rows[3]).toMatch(/,,,DE,accept_all,,,,$/);
+    expect(rows[0]).toBe('id,versionId,versionNumber,consentHash,choices,installationId,sdkVersion,createdAt,locale,gpc,jurisdiction,action,gpp,tcString,addtlConsent,subjectHash,sourceSdk,sourceSdkVersion,sourcePlatform,sourceAppId,sourceAppVersion');
+    expect(rows[1]).toMatch(/,,,,,,,,,,,,,$/);
+    expect(rows[2]).toMatch(new RegExp(`,,,US-CA,opt_out,${gpp},,,,,,,,$`));
+    expect(rows[3]).toMatch(/,,,DE,accept_all,,,,,,,,,$/);
 
     const events = await server.services.db.query<{ payload: any }>('SELECT payload FROM webhook_events WHERE project_id = $1 ORDER BY created_at, id', [s.project.id]);
     expect(events.map((event) => event.payload.data.receiptId)).toEqual([plain.body.id, geo.body.id, country.body.id]);

@@ -28,6 +28,8 @@ interface Sent {
   gpc?: boolean;
   action?: (typeof ACTIONS)[number];
   jurisdiction?: string;
+  /** Issue 45: the source's platform, when the receipt had a source. */
+  platform?: 'web' | 'ios' | 'android' | 'other';
 }
 
 const ACTIONS = ['accept_all', 'reject_all', 'custom', 'opt_out', 'gpc'] as const;
@@ -39,7 +41,7 @@ async function setup() {
   const key = await createKey(server, t.owner.token, t.project.id);
   const sent: Sent[] = [];
   let n = 0;
-  const record = async (choices: Sent['choices'], options: { gpc?: boolean; v?: typeof version } & Pick<Sent, 'action' | 'jurisdiction'> = {}) => {
+  const record = async (choices: Sent['choices'], options: { gpc?: boolean; v?: typeof version } & Pick<Sent, 'action' | 'jurisdiction' | 'platform'> = {}) => {
     const v = options.v ?? version;
     const res = await server.request('POST', '/api/sdk/v1/consent', {
       token: key.secret,
@@ -51,6 +53,9 @@ async function setup() {
         ...(options.gpc !== undefined && { gpc: options.gpc }),
         ...(options.action !== undefined && { action: options.action }),
         ...(options.jurisdiction !== undefined && { jurisdiction: options.jurisdiction }),
+        ...(options.platform !== undefined && {
+          source: { sdk: options.platform === 'web' ? 'browser' : 'react-native', sdkVersion: '1.0.0', platform: options.platform },
+        }),
       },
     });
     expect(res.status, res.text).toBe(201);
@@ -79,6 +84,9 @@ function expectedCounts(sent: Sent[]) {
     jurisdictions: Object.fromEntries(
       [...new Set(sent.flatMap((s) => (s.jurisdiction ? [s.jurisdiction] : [])))].sort().map((code) => [code, sent.filter((s) => s.jurisdiction === code).length]),
     ),
+    platforms: Object.fromEntries(
+      [...new Set(sent.map((s) => s.platform ?? 'unknown'))].sort().map((platform) => [platform, sent.filter((s) => (s.platform ?? 'unknown') === platform).length]),
+    ),
   };
 }
 
@@ -91,15 +99,17 @@ const zero = {
   purposes: {},
   actions: { accept_all: 0, reject_all: 0, custom: 0, opt_out: 0, gpc: 0 },
   jurisdictions: {},
+  platforms: {},
 };
 
 /** Posts a fixed mix of decisions on three UTC days (two in one week, one the next week). */
 async function postMix(s: Awaited<ReturnType<typeof setup>>) {
   // With actions and jurisdictions on some receipts (issue 16), none on others.
   const mix: [Sent['choices'], Omit<Sent, 'day' | 'versionId' | 'choices'>][] = [
-    [{ analytics: true, marketing: true }, { gpc: true, action: 'accept_all', jurisdiction: 'DE' }],
-    [{ analytics: false, marketing: false }, { action: 'reject_all', jurisdiction: 'US-CA' }],
-    [{ analytics: true, marketing: false }, { gpc: false }],
+    // And (issue 45) from web, from apps on two platforms, and without a source.
+    [{ analytics: true, marketing: true }, { gpc: true, action: 'accept_all', jurisdiction: 'DE', platform: 'web' }],
+    [{ analytics: false, marketing: false }, { action: 'reject_all', jurisdiction: 'US-CA', platform: 'ios' }],
+    [{ analytics: true, marketing: false }, { gpc: false, platform: 'android' }],
     [{ analytics: false, marketing: true }, { gpc: true, action: 'gpc', jurisdiction: 'US-CA' }],
   ];
   for (const [at, count] of [['2026-03-02T00:00:00.000Z', 4], ['2026-03-03T23:59:59.999Z', 3], ['2026-03-10T12:00:00.000Z', 2]] as const) {
@@ -126,6 +136,32 @@ describe('GET /receipts/stats', () => {
     expect(res.body.totals).toMatchObject({ receipts: 9, acceptedAll: 3, rejectedAll: 3, customised: 3, gpc: 4 });
     expect(res.body.totals.actions).toEqual({ accept_all: 3, reject_all: 3, custom: 0, opt_out: 0, gpc: 1 });
     expect(res.body.totals.jurisdictions).toEqual({ DE: 3, 'US-CA': 4 });
+    expect(res.body.totals.platforms).toEqual({ android: 2, ios: 3, unknown: 1, web: 3 });
+  });
+
+  it('splits decisions by platform (issue 45): each platform’s counts alone, unknown for receipts without a source', async () => {
+    const s = await setup();
+    await postMix(s);
+    for (const platform of ['web', 'ios', 'android', 'other', 'unknown'] as const) {
+      const res = await s.stats(`?from=2026-03-01&to=2026-03-11&platform=${platform}`);
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.totals, platform).toEqual(
+        (() => {
+          const of = s.sent.filter((x) => (x.platform ?? 'unknown') === platform);
+          return of.length ? expectedCounts(of) : zero;
+        })(),
+      );
+    }
+    expect((await s.stats('?from=2026-03-01&to=2026-03-11&platform=ios')).body.totals).toMatchObject({ receipts: 3, rejectedAll: 3 });
+    const bad = await s.stats('?platform=windows');
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ code: 'validation_failed', details: [{ path: ['platform'] }] });
+    const graph = await gql(
+      `query($p: ID!) { consentStats(projectId: $p, from: "2026-03-01", to: "2026-03-11", platform: "android") { totals { receipts customised platforms } } }`,
+      { p: s.project.id },
+      s.viewer.token,
+    );
+    expect(graph.body.data.consentStats.totals).toEqual({ receipts: 2, customised: 2, platforms: { android: 2 } });
   });
 
   it('buckets by ISO week (from Monday) and by month, in UTC', async () => {
@@ -256,7 +292,7 @@ describe('GET /receipts/stats', () => {
   });
 });
 
-const COUNT_FIELDS = 'receipts acceptedAll rejectedAll customised gpc purposes actions { accept_all reject_all custom opt_out gpc } jurisdictions';
+const COUNT_FIELDS = 'receipts acceptedAll rejectedAll customised gpc purposes actions { accept_all reject_all custom opt_out gpc } jurisdictions platforms';
 const STATS_FIELDS = `buckets { start ${COUNT_FIELDS} } totals { ${COUNT_FIELDS} }`;
 
 describe('GraphQL consentStats', () => {
@@ -332,10 +368,12 @@ describe('backfill migration', () => {
     // The rollup's backfill, then the one of actions and jurisdictions (issue 16), as the migrations run them.
     for (const name of ['20261128000000_consent_stats', '20261130200000_consent_stats_actions']) {
       const migration = readFileSync(join(import.meta.dirname, `../prisma/migrations/${name}/migration.sql`), 'utf8');
-      await db.query(migration.slice(migration.indexOf('-- Backfill')));
+      // The key has the platform since 20261228100000 (issue 45): backfilled rows are receipts without a source ('').
+      await db.query(migration.slice(migration.indexOf('-- Backfill')).replaceAll('(project_id, day, version_id, shard)', "(project_id, day, version_id, platform, shard)"));
     }
     const after = await s.stats('?from=2026-03-01&to=2026-03-15');
-    const all = [...s.sent, ...extra];
+    // Those backfills predate sources (issue 45): they count every receipt under the unknown platform.
+    const all = [...s.sent, ...extra].map(({ platform: _platform, ...x }) => x);
     expect(after.body.totals).toEqual(expectedCounts(all));
     expect(after.body.buckets.map((b: { start: string; receipts: number }) => b.receipts)).toEqual(
       before.body.buckets.map((b: { start: string }) => all.filter((x) => x.day === b.start).length),

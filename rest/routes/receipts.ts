@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { exportLedger } from '../../src/ledger/service.js';
 import { exportReceipts, wireReceipt } from '../../src/receipts/service.js';
-import { RECEIPT_ACTIONS } from '../../src/sdk/consent.js';
-import { STATS_INTERVALS } from '../../src/stats/service.js';
+import { RECEIPT_ACTIONS, receiptSource } from '../../src/sdk/consent.js';
+import { STATS_INTERVALS, STATS_PLATFORMS } from '../../src/stats/service.js';
 import { route, type RouteDef } from '../route.js';
 import { sessionErrors, timestamp, validationError } from '../schemas.js';
 
@@ -25,6 +25,7 @@ const Receipt = z
       .object({ tcString: z.string(), addtlConsent: z.string().optional() })
       .optional()
       .describe('IAB TCF: the TC string and Google AC string the banner produced; only when the SDK sent them (docs/tcf.md)'),
+    source: receiptSource.optional().describe('Where the receipt came from (SDK, version, platform, app); only when the SDK sent it'),
     subjectHash: z
       .string()
       .optional()
@@ -81,6 +82,9 @@ const statsCounts = {
     .object(Object.fromEntries(RECEIPT_ACTIONS.map((action) => [action, z.number().int()])) as Record<(typeof RECEIPT_ACTIONS)[number], z.ZodNumber>)
     .describe('Receipts whose SDK reported each action (receipts without an action are not counted here)'),
   jurisdictions: z.record(z.string(), z.number().int()).describe('Location code (DE, US-CA) → receipts whose SDK reported it'),
+  platforms: z
+    .record(z.string(), z.number().int())
+    .describe('Source platform (web, ios, android, other; unknown: receipts without a source) → receipts (issue 45)'),
 };
 const ConsentStatsBody = z
   .object({
@@ -187,6 +191,7 @@ export const receiptsRoutes: RouteDef[] = [
       to: z.iso.date().optional().describe('Last UTC day, YYYY-MM-DD, inclusive; default: today (UTC); at most 5 years after `from`'),
       interval: z.enum(STATS_INTERVALS).default('day').optional().describe('Bucket size; weeks start on Monday'),
       versionId: z.string().optional().describe('Only receipts of this version of the project'),
+      platform: z.enum(STATS_PLATFORMS).optional().describe('Only receipts from this platform (their source’s; unknown: receipts without a source)'),
     }),
     variables: ({ params, query }) => ({
       projectId: params.projectId,
@@ -194,6 +199,7 @@ export const receiptsRoutes: RouteDef[] = [
       to: query.to,
       interval: query.interval,
       versionId: query.versionId,
+      platform: query.platform,
     }),
     respond: (data) => ({ status: 200, body: data.consentStats }),
     responses: {

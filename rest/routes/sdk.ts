@@ -12,6 +12,7 @@ import { geoHeaderNames, geoHeaders } from '../../src/sdk/location.js';
 import { sdkConfigFromMemory, type SdkConfig } from '../../src/sdk/config.js';
 import { sdkConfigV2FromMemory, type SdkConfigV2 } from '../../src/sdk/config-v2.js';
 import { consentBody } from '../../src/sdk/consent.js';
+import { IDEMPOTENCY_KEY } from '../../src/sdk/idempotency.js';
 import { forgetBody, identifyBody } from '../../src/subjects/links.js';
 import { isStorableText } from '../../src/storable-text.js';
 import { publishedTcfSettings } from '../../src/tcf/settings.js';
@@ -515,14 +516,28 @@ const sdkApiRoutes: RouteDef[] = [
     auth: 'publishableKey',
     operation: 'RecordConsent',
     requestBody: consentBody,
+    requestHeaders: z.object({
+      'Idempotency-Key': z
+        .string()
+        .regex(IDEMPOTENCY_KEY)
+        .optional()
+        .describe(
+          'Optional; 1 to 255 visible ASCII characters (U+0021 to U+007E), e.g. a UUID made with the receipt. Within 24 hours a repeat ' +
+            'with the same key in the project answers the first 201 again (same id and createdAt) and stores, seals and sends to ' +
+            'webhooks one receipt; the same key with another body (compared as the parsed body’s canonical JSON) is 409 ' +
+            'idempotency_conflict; a malformed key is 400 invalid_idempotency_key. Only a stored receipt is remembered: after an ' +
+            'error the same key may be sent again (docs/sdk-api.md, "Idempotency-Key")',
+        ),
+    }),
     bodyLimit: 16 * 1024,
-    variables: ({ body }) => ({ input: body }),
+    variables: ({ body, headers }) => ({ input: body, idempotencyKey: headerValue(headers['idempotency-key']) }),
     respond: (data) => ({ status: 201, body: data.recordConsent }),
     responses: {
-      201: { description: 'Stored', schema: z.object({ ok: z.literal(true), id: z.string(), createdAt: timestamp }) },
-      400: { description: 'invalid_body, invalid_version or consent_hash_mismatch', schema: SdkError },
+      201: { description: 'Stored, or stored earlier under the same Idempotency-Key (the first answer)', schema: z.object({ ok: z.literal(true), id: z.string(), createdAt: timestamp }) },
+      400: { description: 'invalid_body, invalid_version, consent_hash_mismatch or invalid_idempotency_key', schema: SdkError },
       401: { description: 'invalid_key', schema: SdkError },
       403: { description: 'revoked_key or origin_not_allowed', schema: SdkError },
+      409: { description: 'idempotency_conflict: the Idempotency-Key was used with another body in the last 24 hours', schema: SdkError },
       413: { description: 'payload_too_large (over 16 KiB)', schema: SdkError },
       429: { description: 'rate_limited (Retry-After, X-RateLimit-*)', schema: SdkError },
     },

@@ -151,7 +151,7 @@ builder.objectFields(Project, (t) => ({
     type: ConsentStatsRef,
     nullable: true,
     description: `Consent analytics (Viewer or above, as GET /receipts/stats; projects asking the same range share one statement). ${STATS_ARGS_DESCRIPTION}`,
-    args: { from: t.arg.string(), to: t.arg.string(), interval: t.arg.string(), versionId: t.arg.id() },
+    args: { from: t.arg.string(), to: t.arg.string(), interval: t.arg.string(), versionId: t.arg.id(), platform: t.arg.string() },
     authScopes: onProject('VIEWER'),
     resolve: (project, args, ctx) => consentStatsLoader(ctx, statsArgs(args)).load(project.id),
   }),

@@ -4,6 +4,17 @@ import { receiptTcf } from '../../src/tcf/receipt-tcf.js';
 import { decodeTcfReceipt } from '../../src/tcf/tc-string.js';
 import { Node } from './node.js';
 
+const ReceiptSourceRef = builder.objectRef<NonNullable<ReceiptView['source']>>('ReceiptSource').implement({
+  description: 'Where a receipt came from, as its SDK said (issue 45)',
+  fields: (t) => ({
+    sdk: t.exposeString('sdk', { description: 'browser, core or react-native' }),
+    sdkVersion: t.exposeString('sdkVersion', { description: 'The SDK package’s version' }),
+    platform: t.exposeString('platform', { description: 'web, ios, android or other' }),
+    appId: t.exposeString('appId', { nullable: true, description: 'The app’s bundle id or package name, when sent' }),
+    appVersion: t.exposeString('appVersion', { nullable: true, description: 'The app’s version, when sent' }),
+  }),
+});
+
 export const Receipt = builder.objectRef<ReceiptView>('Receipt').implement({
   interfaces: [Node],
   description: 'An append-only consent receipt (no IP, e-mail or fingerprint is ever stored)',
@@ -26,6 +37,11 @@ export const Receipt = builder.objectRef<ReceiptView>('Receipt').implement({
     gpp: t.exposeString('gpp', { nullable: true, description: 'The GPP string the SDK produced, when it sent one' }),
     tcString: t.exposeString('tcString', { nullable: true, description: 'The IAB TC string the TCF banner produced, when the SDK sent one (docs/tcf.md)' }),
     addtlConsent: t.exposeString('addtlConsent', { nullable: true, description: "Google's Additional Consent string, when the SDK sent one" }),
+    source: t.expose('source', {
+      type: ReceiptSourceRef,
+      nullable: true,
+      description: 'Where the receipt came from (SDK, version, platform, app), when the SDK sent it',
+    }),
     subjectHash: t.exposeString('subjectHash', {
       nullable: true,
       description: 'HMAC(project pepper, sub) of the signed-in person it was made for; null when the installation was not signed in (docs/subjects.md)',

@@ -217,7 +217,14 @@ builder.mutationField('recordConsent', (t) =>
   t.field({
     type: ConsentReceiptAck,
     description: 'SDK: stores an append-only consent receipt for the Bearer publishable key',
-    args: { input: t.arg({ type: 'JSON', required: true }) },
-    resolve: (_root, args, ctx) => recordConsent(ctx.services, { token: ctx.bearer, origin: ctx.origin, address: ctx.ip }, args.input),
+    args: {
+      input: t.arg({ type: 'JSON', required: true }),
+      idempotencyKey: t.arg.string({
+        description:
+          'The Idempotency-Key header (issue 45): a repeat within 24 hours answers the first receipt; another body is idempotency_conflict',
+      }),
+    },
+    resolve: (_root, args, ctx) =>
+      recordConsent(ctx.services, { token: ctx.bearer, origin: ctx.origin, address: ctx.ip }, args.input, args.idempotencyKey ?? null),
   }),
 );

@@ -5,6 +5,8 @@ import type { Context } from '../../src/context.js';
 import { consentStatsOf, parseStatsInput, type ActionCounts, type ConsentStats, type StatsBucket, type StatsCounts } from '../../src/stats/service.js';
 import { builder } from '../builder.js';
 
+const PLATFORMS_DESCRIPTION = 'Source platform (web, ios, android, other; unknown: receipts without a source) → receipts';
+
 // Field names as the SDK sends the actions (and as REST answers them), so both answers are the same JSON.
 export const ConsentActionCounts = builder.objectRef<ActionCounts>('ConsentActionCounts').implement({
   description: 'Receipts whose SDK reported each action (receipts without an action are not counted here)',
@@ -28,6 +30,7 @@ export const ConsentStatsCounts = builder.objectRef<StatsCounts>('ConsentStatsCo
     purposes: t.expose('purposes', { type: 'JSON', description: 'Purpose key → receipts that granted it' }),
     actions: t.field({ type: ConsentActionCounts, resolve: (counts) => counts.actions }),
     jurisdictions: t.expose('jurisdictions', { type: 'JSON', description: 'Location code (DE, US-CA) → receipts whose SDK reported it' }),
+    platforms: t.expose('platforms', { type: 'JSON', description: PLATFORMS_DESCRIPTION }),
   }),
 });
 
@@ -43,6 +46,7 @@ export const ConsentStatsBucket = builder.objectRef<StatsBucket>('ConsentStatsBu
     purposes: t.expose('purposes', { type: 'JSON', description: 'Purpose key → receipts that granted it' }),
     actions: t.field({ type: ConsentActionCounts, resolve: (counts) => counts.actions }),
     jurisdictions: t.expose('jurisdictions', { type: 'JSON', description: 'Location code (DE, US-CA) → receipts whose SDK reported it' }),
+    platforms: t.expose('platforms', { type: 'JSON', description: PLATFORMS_DESCRIPTION }),
   }),
 });
 
@@ -59,14 +63,22 @@ export const ConsentStatsRef = builder.objectRef<ConsentStats>('ConsentStats').i
 
 export const STATS_ARGS_DESCRIPTION =
   'from, to: UTC days YYYY-MM-DD, both inclusive (default: the 30 days up to today); interval: day (default), week or month; ' +
-  'versionId: only receipts of that version of the project; at most 5 years';
+  'versionId: only receipts of that version of the project; platform: only receipts from web, ios, android, other or unknown (no ' +
+  'source); at most 5 years';
 
 /** GraphQL nulls mean "not given". */
-export const statsArgs = (args: { from?: string | null; to?: string | null; interval?: string | null; versionId?: string | number | null }) => ({
+export const statsArgs = (args: {
+  from?: string | null;
+  to?: string | null;
+  interval?: string | null;
+  versionId?: string | number | null;
+  platform?: string | null;
+}) => ({
   ...(args.from != null && { from: args.from }),
   ...(args.to != null && { to: args.to }),
   ...(args.interval != null && { interval: args.interval }),
   ...(args.versionId != null && { versionId: String(args.versionId) }),
+  ...(args.platform != null && { platform: args.platform }),
 });
 
 const perRequest = new WeakMap<Context, Map<string, DataLoader<string, ConsentStats>>>();
@@ -92,6 +104,7 @@ builder.queryFields((t) => ({
       to: t.arg.string(),
       interval: t.arg.string(),
       versionId: t.arg.id(),
+      platform: t.arg.string(),
     },
     authScopes: (_root, args) => ({ projectRole: { projectId: String(args.projectId), role: 'VIEWER' } }),
     resolve: (_root, { projectId, ...args }, ctx) => consentStatsLoader(ctx, statsArgs(args)).load(String(projectId)),

@@ -34,11 +34,18 @@ export function monthsAhead(now: Date): Date[] {
  * "receipts" found for row`). A CHECK violation has it too: the writer tells them apart by making the batch's
  * partitions and trying once more, which does not depend on the server's message language.
  */
-export function isCheckViolation(error: unknown, depth = 0): boolean {
+export const isCheckViolation = (error: unknown) => hasSqlState(error, '23514');
+
+/** A unique violation (the receipt writer's taken Idempotency-Key, src/sdk/idempotency.ts), from either driver. */
+export const isUniqueViolation = (error: unknown) => hasSqlState(error, '23505');
+
+/** The error, or one it wraps (Prisma's driver adapter error, a cause), carries this SQLSTATE. */
+function hasSqlState(error: unknown, state: string, depth = 0): boolean {
   if (!error || typeof error !== 'object' || depth > 6) return false;
-  const e = error as { code?: unknown; cause?: unknown; meta?: { driverAdapterError?: { cause?: unknown } } };
-  if (e.code === '23514') return true;
-  return [e.cause, e.meta?.driverAdapterError?.cause].some((inner) => inner !== error && isCheckViolation(inner, depth + 1));
+  const e = error as { code?: unknown; originalCode?: unknown; cause?: unknown; meta?: { driverAdapterError?: { cause?: unknown } } };
+  // Prisma's driver adapter error names the database's code `originalCode` (in meta.driverAdapterError.cause).
+  if (e.code === state || e.originalCode === state) return true;
+  return [e.cause, e.meta?.driverAdapterError?.cause].some((inner) => inner !== error && hasSqlState(inner, state, depth + 1));
 }
 
 /** The partition worker: at start-up, then hourly. */

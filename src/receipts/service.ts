@@ -7,6 +7,7 @@ import type { Database } from '../db/database.js';
 import { readFromReplica } from '../db/replica.js';
 import type { Services } from '../services.js';
 import { parseInput } from '../validation.js';
+import type { ReceiptSource } from '../sdk/consent.js';
 
 /** A receipt as operators read it (list and export). */
 export interface ReceiptView {
@@ -28,6 +29,8 @@ export interface ReceiptView {
   /** Issue 39: the IAB TC string and Google AC string; null when not sent (docs/tcf.md). */
   tcString: string | null;
   addtlConsent: string | null;
+  /** Issue 45: where it came from, as its SDK said; null when not sent. */
+  source: ReceiptSource | null;
   /** Issue 47: HMAC(project pepper, sub) of the signed-in person it was made for; null when none (docs/subjects.md). */
   subjectHash: string | null;
 }
@@ -77,11 +80,29 @@ export const receiptViewSelect = {
   gpp: true,
   tcString: true,
   addtlConsent: true,
+  source: true,
   subjectHash: true,
   version: { select: { number: true } },
 } as const;
 
-export const receiptView = <Row extends { version: { number: number } }>({ version, ...row }: Row) => ({ ...row, versionNumber: version.number });
+export const receiptView = <Row extends { version: { number: number }; source: unknown }>({ version, source, ...row }: Row) => ({
+  ...row,
+  source: sourceOf(source),
+  versionNumber: version.number,
+});
+
+/**
+ * A stored source in the documented key order (JSONB keeps its own order): sdk, sdkVersion, platform, then
+ * appId and appVersion when sent.
+ */
+type WithNullApp = Omit<ReceiptSource, 'appId' | 'appVersion'> & { appId?: string | null; appVersion?: string | null };
+
+export function sourceOf(stored: unknown): ReceiptSource | null {
+  if (stored === null || stored === undefined) return null;
+  // Absent app fields are null when the source comes back through GraphQL.
+  const { sdk, sdkVersion, platform, appId, appVersion } = (typeof stored === 'string' ? JSON.parse(stored) : stored) as WithNullApp;
+  return { sdk, sdkVersion, platform, ...(appId != null && { appId }), ...(appVersion != null && { appVersion }) };
+}
 
 /**
  * A page of receipts, newest first, by keyset on (createdAt, id): receipts
@@ -163,7 +184,14 @@ export const EXPORT_COLUMNS = [
   'gpp',
   'tcString',
   'addtlConsent',
+  // Issue 47: the signed-in person's subject hash (empty when none).
   'subjectHash',
+  // Issue 45: the receipt's source, one column per field (empty when the SDK sent none).
+  'sourceSdk',
+  'sourceSdkVersion',
+  'sourcePlatform',
+  'sourceAppId',
+  'sourceAppVersion',
 ] as const;
 
 /** A receipts row as SQL returns it (the export and the ledger read receipts this way). */
@@ -182,6 +210,7 @@ export interface ReceiptRow {
   gpp: string | null;
   tc_string: string | null;
   addtl_consent: string | null;
+  source: unknown;
   subject_hash: string | null;
 }
 
@@ -202,6 +231,7 @@ export function receiptOfRow(row: ReceiptRow, versionNumber: number): ReceiptVie
     gpp: row.gpp,
     tcString: row.tc_string,
     addtlConsent: row.addtl_consent,
+    source: sourceOf(row.source),
     subjectHash: row.subject_hash,
   };
 }
@@ -243,7 +273,7 @@ async function* exportBatches(services: Services, request: ExportRequest): Async
 // that finds nothing. (Repeating it as `created_at >= $3` would prune those, but let the planner walk the
 // created_at index of a large project's month instead, reading every project's receipts: 8x slower.)
 const BATCH_SQL = `SELECT id, version_id, consent_hash, choices, installation_id, sdk_version, created_at, locale, gpc, jurisdiction, action, gpp,
-       tc_string, addtl_consent, subject_hash
+       tc_string, addtl_consent, source, subject_hash
   FROM receipts
  WHERE project_id = $1 AND created_at < $2 AND (created_at, id) > ($3, $4)
  ORDER BY created_at, id
@@ -266,17 +296,17 @@ function readBatch(db: Database, params: unknown[]): Promise<ReceiptRow[]> {
   });
 }
 
-type Optional = 'locale' | 'gpc' | 'jurisdiction' | 'action' | 'gpp' | 'tcString' | 'addtlConsent' | 'subjectHash';
+type Optional = 'locale' | 'gpc' | 'jurisdiction' | 'action' | 'gpp' | 'tcString' | 'addtlConsent' | 'source' | 'subjectHash';
 
 /** `tcf: { tcString, addtlConsent? }` for a receipt that has a TC string; nothing otherwise (docs/tcf.md). */
 export const tcfOf = ({ tcString, addtlConsent }: { tcString: string | null; addtlConsent: string | null }) =>
   tcString === null ? {} : { tcf: { tcString, ...(addtlConsent !== null && { addtlConsent }) } };
 
 /**
- * A receipt on the wire: locale, gpc, jurisdiction, action and gpp only when recorded, so receipts of
+ * A receipt on the wire: locale, gpc, jurisdiction, action, gpp, tcf and source only when recorded, so receipts of
  * contract clients keep the contract's shape.
  */
-export const wireReceipt = <R extends Pick<ReceiptView, Optional>>({ locale, gpc, jurisdiction, action, gpp, tcString, addtlConsent, subjectHash, ...receipt }: R) => ({
+export const wireReceipt = <R extends Pick<ReceiptView, Optional>>({ locale, gpc, jurisdiction, action, gpp, tcString, addtlConsent, source, subjectHash, ...receipt }: R) => ({
   ...receipt,
   ...(locale !== null && { locale }),
   ...(gpc !== null && { gpc }),
@@ -284,6 +314,7 @@ export const wireReceipt = <R extends Pick<ReceiptView, Optional>>({ locale, gpc
   ...(action !== null && { action }),
   ...(gpp !== null && { gpp }),
   ...tcfOf({ tcString, addtlConsent }),
+  ...(source != null && { source: sourceOf(source) }),
   ...(subjectHash !== null && { subjectHash }),
 });
 
@@ -318,6 +349,12 @@ export function exportReceipts(services: Services, request: ExportRequest): Read
             gpp: receipt.gpp ?? '',
             tcString: receipt.tcString ?? '',
             addtlConsent: receipt.addtlConsent ?? '',
+            source: undefined,
+            sourceSdk: receipt.source?.sdk ?? '',
+            sourceSdkVersion: receipt.source?.sdkVersion ?? '',
+            sourcePlatform: receipt.source?.platform ?? '',
+            sourceAppId: receipt.source?.appId ?? '',
+            sourceAppVersion: receipt.source?.appVersion ?? '',
             subjectHash: receipt.subjectHash ?? '',
           };
       }

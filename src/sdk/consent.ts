@@ -9,6 +9,7 @@ import { receiptId } from '../receipts/ids.js';
 import { receiptWriter } from './receipt-writer.js';
 import { checkTcfReceipt, tcfReceiptInput } from '../tcf/tc-string.js';
 import { safeParseOnce } from '../validation.js';
+import { IdempotencyKeyTaken, idempotencyConflict, idempotencyKeyOf, oneAtATime, requestHashOf, type Idempotency } from './idempotency.js';
 import { subjectOf } from '../subjects/subject-of.js';
 
 export const MAX_CHOICES = 200;
@@ -19,6 +20,34 @@ export type ReceiptAction = (typeof RECEIPT_ACTIONS)[number];
 /** A location code: a country (`DE`), a subdivision (`US-CA`) or a group code such as `US`. */
 export const JURISDICTION_CODE = /^[A-Z]{2}(-[A-Z0-9]{1,3})?$/;
 export const MAX_GPP_LENGTH = 2048;
+
+/** Issue 45: which SDK sent a receipt, and on what (extensions.md section 13). */
+export const SOURCE_SDKS = ['browser', 'core', 'react-native'] as const;
+export const SOURCE_PLATFORMS = ['web', 'ios', 'android', 'other'] as const;
+export type SourcePlatform = (typeof SOURCE_PLATFORMS)[number];
+/** Where a receipt came from, as its SDK says: bounded text of a few safe characters, nothing else accepted. */
+export const receiptSource = z
+  .object({
+    sdk: z.enum(SOURCE_SDKS, { message: `sdk must be one of ${SOURCE_SDKS.join(', ')}` }),
+    sdkVersion: z
+      .string()
+      .regex(/^[A-Za-z0-9.+-]{1,32}$/, 'sdkVersion must be 1 to 32 of [A-Za-z0-9.+-] (a version such as 1.4.0-beta.2)')
+      .describe('The SDK package version, e.g. 1.4.0'),
+    platform: z.enum(SOURCE_PLATFORMS, { message: `platform must be one of ${SOURCE_PLATFORMS.join(', ')}` }),
+    appId: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]{1,128}$/, 'appId must be 1 to 128 of [A-Za-z0-9._-] (a bundle id or package name)')
+      .optional()
+      .describe('The app’s bundle id or package name, e.g. com.example.shop'),
+    appVersion: z
+      .string()
+      .regex(/^[A-Za-z0-9._+() -]{1,64}$/, 'appVersion must be 1 to 64 of [A-Za-z0-9._+() -]')
+      .optional()
+      .describe('The app’s version as it shows it, e.g. 2.3.1 (456)'),
+  })
+  .strict()
+  .describe('Where the receipt came from (issue 45): the SDK, its version, the platform and, in apps, the app');
+export type ReceiptSource = z.output<typeof receiptSource>;
 
 /** Exactly these fields: anything else (an IP, an e-mail, a user id) is refused, never stored. */
 export const consentBody = z
@@ -57,6 +86,7 @@ export const consentBody = z
       .describe(`The GPP string the SDK produced (at most ${MAX_GPP_LENGTH} of [A-Za-z0-9_~.-])`),
     // Issue 39: the IAB TCF banner's TC string and Google AC string, checked against the version (docs/tcf.md).
     tcf: tcfReceiptInput.optional(),
+    source: receiptSource.optional(),
   })
   .strict();
 
@@ -76,8 +106,10 @@ export async function recordConsent(
   services: Services,
   caller: { token: string | undefined; origin: string | undefined; address: string },
   input: unknown,
+  idempotencyKeyHeader: string | null = null,
 ): Promise<ConsentAck> {
   const { keyId, project } = await authenticateSdk(services, caller.token, caller.origin);
+  const idempotencyKey = idempotencyKeyOf(idempotencyKeyHeader);
   const parsed = safeParseOnce(consentBody, input); // the REST layer has parsed the same body with it
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -111,11 +143,7 @@ export async function recordConsent(
   // Made while signed in (docs/subjects.md): the receipt is the person's. One primary-key probe, only in projects
   // that have a subject secret.
   const subjectHash = project.subjects ? await subjectOf(services, project.projectId, body.installationId) : null;
-  const createdAt = services.now();
-  // The id carries createdAt's millisecond: lookups by id find the receipt's partition from it (src/receipts/ids.ts).
-  const id = receiptId(createdAt);
-  await receiptWriter(services).write({
-    id,
+  const receipt = {
     projectId: project.projectId,
     versionId: version.id,
     versionNumber: version.number,
@@ -130,10 +158,40 @@ export async function recordConsent(
     gpp: body.gpp ?? null,
     tcString: body.tcf?.tcString ?? null,
     addtlConsent: body.tcf?.addtlConsent ?? null,
+    source: body.source ? sourceInOrder(body.source) : null,
     subjectHash,
     decision: decisionOf(choices, version.purposes),
     apiKeyId: keyId,
-    createdAt,
+  };
+  const write = async (idempotency: Idempotency | null): Promise<ConsentAck> => {
+    const createdAt = services.now();
+    // The id carries createdAt's millisecond: lookups by id find the receipt's partition from it (src/receipts/ids.ts).
+    const id = receiptId(createdAt);
+    await receiptWriter(services).write({ ...receipt, id, createdAt, idempotency });
+    return { ok: true, id, createdAt };
+  };
+  if (idempotencyKey === null) return write(null);
+
+  // With a key: the first request's answer for every repeat within 24 hours (docs/sdk-api.md, "Idempotency-Key").
+  // The writer takes the key in the receipt's own statement; a key taken already (here or by another instance)
+  // comes back as IdempotencyKeyTaken, answered with the receipt that took it.
+  const requestHash = requestHashOf(body);
+  return oneAtATime(services, `${project.projectId}\0${idempotencyKey}`, async () => {
+    try {
+      return await write({ key: idempotencyKey, requestHash });
+    } catch (error) {
+      if (!(error instanceof IdempotencyKeyTaken)) throw error;
+      if (!error.taken.requestHash.equals(requestHash)) throw idempotencyConflict();
+      return { ok: true, id: error.taken.receiptId, createdAt: error.taken.createdAt };
+    }
   });
-  return { ok: true, id, createdAt };
 }
+
+/** The source's fields in the documented order, whatever order the SDK sent them in (lists and exports show it so). */
+const sourceInOrder = ({ sdk, sdkVersion, platform, appId, appVersion }: ReceiptSource): ReceiptSource => ({
+  sdk,
+  sdkVersion,
+  platform,
+  ...(appId !== undefined && { appId }),
+  ...(appVersion !== undefined && { appVersion }),
+});

@@ -6,10 +6,11 @@ import { metricsOf } from '../metrics/metrics.js';
 import { receiptLeafHash } from '../ledger/leaf.js';
 import { wakeWebhookWorker } from '../webhooks/worker.js';
 import { rollupBuckets, type Decision } from '../stats/rollup.js';
-import { isCheckViolation, makeReceiptPartitions } from '../receipts/partitions.js';
+import { isCheckViolation, isUniqueViolation, makeReceiptPartitions } from '../receipts/partitions.js';
 import { bufferedUuidv7 } from '../receipts/ids.js';
 import { sdkCache } from './cache.js';
-import type { ReceiptAction } from './consent.js';
+import type { ReceiptAction, ReceiptSource } from './consent.js';
+import { IdempotencyKeyTaken, takenKeys, type Idempotency } from './idempotency.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -33,6 +34,10 @@ export interface NewReceipt {
   /** Issue 39: the TC string and Google AC string (null when not sent). */
   tcString: string | null;
   addtlConsent: string | null;
+  /** Issue 45: where it came from, as its SDK said (null when not sent). */
+  source: ReceiptSource | null;
+  /** The request's Idempotency-Key, taken in the receipt's own statement (null without one). */
+  idempotency: Idempotency | null;
   /** Issue 47: the signed-in person's HMAC(project pepper, sub), or null (docs/subjects.md). */
   subjectHash: string | null;
   /** How it answered the version's optional purposes, for the analytics rollup. */
@@ -145,9 +150,12 @@ export class ReceiptWriter {
       for (const p of batch) p.done();
     } catch (error) {
       // An outage fails the whole batch at once (one by one, each would wait for the database again).
-      if (batch.length === 1 || isDatabaseUnavailable(error)) for (const p of batch) p.failed(error);
+      if (isDatabaseUnavailable(error)) for (const p of batch) p.failed(error);
+      // A key another request took: those receipts are answered with its receipt, the rest written again.
+      else if (isUniqueViolation(error) && batch.some((p) => p.receipt.idempotency)) await this.storeUntaken(batch, shard);
+      else if (batch.length === 1) batch[0]!.failed(error);
       // One bad receipt must not fail its neighbours: retry them one by one.
-      else await Promise.all(batch.map((p) => this.store([p.receipt], shard).then(p.done, p.failed)));
+      else await this.storeEach(batch, shard);
     } finally {
       this.busyShards.delete(shard);
       this.flushing--;
@@ -157,6 +165,50 @@ export class ReceiptWriter {
       }
       this.schedule();
     }
+  }
+
+  /**
+   * After the batch failed on a taken Idempotency-Key (the statement wrote nothing): the receipts whose key is
+   * stored are rejected with the receipt that took it (IdempotencyKeyTaken, answered as the first 201), the
+   * others written again as one batch, and one by one if that fails too.
+   */
+  private async storeUntaken(batch: Pending[], shard: number): Promise<void> {
+    let taken;
+    try {
+      taken = await takenKeys(
+        this.services,
+        batch.flatMap((p) => (p.receipt.idempotency ? [{ projectId: p.receipt.projectId, key: p.receipt.idempotency.key }] : [])),
+      );
+    } catch (lookupError) {
+      for (const p of batch) p.failed(lookupError);
+      return;
+    }
+    const rest: Pending[] = [];
+    for (const p of batch) {
+      const answer = p.receipt.idempotency && taken.get(`${p.receipt.projectId}\0${p.receipt.idempotency.key}`);
+      if (answer) p.failed(new IdempotencyKeyTaken(answer));
+      else rest.push(p);
+    }
+    // Nothing taken: the key expired (deleted above) or the violation was not a key's; once more decides.
+    if (!rest.length) return;
+    try {
+      await this.store(rest.map((p) => p.receipt), shard);
+      for (const p of rest) p.done();
+    } catch (again) {
+      if (isDatabaseUnavailable(again) || rest.length === 1) for (const p of rest) p.failed(again);
+      else await this.storeEach(rest, shard);
+    }
+  }
+
+  /** Each receipt in a statement of its own; a taken key is answered as in storeUntaken. */
+  private storeEach(batch: Pending[], shard: number): Promise<unknown> {
+    return Promise.all(
+      batch.map((p) =>
+        this.store([p.receipt], shard).then(p.done, (error) =>
+          p.receipt.idempotency && isUniqueViolation(error) ? this.storeUntaken([p], shard) : p.failed(error),
+        ),
+      ),
+    );
   }
 
   private async store(receipts: NewReceipt[], shard: number): Promise<void> {
@@ -176,7 +228,8 @@ export class ReceiptWriter {
     const cache = sdkCache(this.services);
     const projectIds = [...new Set(receipts.map((r) => r.projectId))].sort();
     const unknownLive = projectIds.filter((id) => !cache.knowsReceipts(id));
-    const { sql, params } = batchStatement(receipts, shard, { ledger: this.ledger, rollup: this.rollup });
+    const keyed = receipts.some((r) => r.idempotency);
+    const { sql, params } = batchStatement(receipts, shard, { ledger: this.ledger, rollup: this.rollup, idempotency: keyed });
     let queued: number;
     if (unknownLive.length) {
       // Until this instance knows a project is live, its batch also asks whether this is the project's first
@@ -193,9 +246,8 @@ export class ReceiptWriter {
     } else {
       // The common case: one statement, committed on its own (a statement is atomic), prepared once per connection.
       // An interactive transaction cost four more round trips per batch (BEGIN, a webhook lookup, the outbox
-      // insert, COMMIT) and Prisma's machinery around each: bench/sdk-consent-profile.ts (git show f4bc316 --
-      // bench/README.md).
-      const [row] = await this.services.db.query<{ queued: number }>(sql, params, { name: batchStatementName(this) });
+      // insert, COMMIT) and Prisma's machinery around each: bench/README.md, "The consent POST's profile".
+      const [row] = await this.services.db.query<{ queued: number }>(sql, params, { name: batchStatementName(this, keyed) });
       queued = row!.queued;
     }
     const metrics = metricsOf(this.services);
@@ -225,8 +277,8 @@ export class ReceiptWriter {
   }
 }
 
-/** The prepared statement's name: its text depends on the writer's two measurement switches. */
-const batchStatementName = (writer: ReceiptWriter) => `store-receipts-${writer.ledger ? 'l' : ''}${writer.rollup ? 'r' : ''}`;
+/** The prepared statement's name: its text depends on the writer's two measurement switches and on keys. */
+const batchStatementName = (writer: ReceiptWriter, keyed: boolean) => `store-receipts-${writer.ledger ? 'l' : ''}${writer.rollup ? 'r' : ''}${keyed ? 'i' : ''}`;
 
 /**
  * The statement that stores a batch: its receipts; their place in the ledger's queue, one row per project with
@@ -236,7 +288,11 @@ const batchStatementName = (writer: ReceiptWriter) => `store-receipts-${writer.l
  * Columns travel as arrays (one statement whatever the batch's size, so its plan is kept). It answers how many
  * events it queued.
  */
-export function batchStatement(receipts: NewReceipt[], shard: number, parts: { ledger: boolean; rollup: boolean }): { sql: string; params: unknown[] } {
+export function batchStatement(
+  receipts: NewReceipt[],
+  shard: number,
+  parts: { ledger: boolean; rollup: boolean; idempotency?: boolean },
+): { sql: string; params: unknown[] } {
   const column = <K extends keyof NewReceipt>(key: K) => receipts.map((r) => r[key]);
   const params: unknown[] = [
     column('id'),
@@ -257,6 +313,7 @@ export function batchStatement(receipts: NewReceipt[], shard: number, parts: { l
     receipts.map(() => bufferedUuidv7()),
     column('tcString'),
     column('addtlConsent'),
+    receipts.map((r) => (r.source ? JSON.stringify(r.source) : null)),
     column('subjectHash'),
   ];
   const param = (value: unknown) => `$${params.push(value)}`;
@@ -269,21 +326,35 @@ export function batchStatement(receipts: NewReceipt[], shard: number, parts: { l
                string_agg(substring(${param(Buffer.concat(receipts.map(receiptLeafHash)))}::bytea FROM n::int * 32 - 31 FOR 32), ''::bytea ORDER BY n)
           FROM input GROUP BY project_id)`
     : '';
+  // Issue 45: the batch's Idempotency-Keys, taken by the statement that stores their receipts. A key already
+  // stored fails the whole statement on the primary key (after the other statement commits, when they race), so
+  // a key is never taken without its receipt nor a receipt stored twice for one key; the writer then answers
+  // those receipts with the stored ones (storeUntaken). Only in batches that carry a key: the others' statement
+  // is the same as before.
+  const idempotency = parts.idempotency
+    ? `, keys AS (
+        INSERT INTO sdk_idempotency_keys (project_id, key, request_hash, receipt_id, created_at)
+        SELECT project_id, key, decode(request_hash, 'hex'), id, created_at::timestamptz
+          FROM input JOIN unnest(${param(receipts.map((r) => r.idempotency?.key ?? null))}::text[],
+                                 ${param(receipts.map((r) => r.idempotency?.requestHash.toString('hex') ?? null))}::text[])
+                          WITH ORDINALITY AS k(key, request_hash, n) USING (n)
+         WHERE key IS NOT NULL)`
+    : '';
   // From a one-row subquery: the function returns void, which a client cannot read as a column.
   const rollup = parts.rollup ? ` FROM (SELECT consent_stats_add(${param(shard)}::smallint, ${param(JSON.stringify(rollupBuckets(receipts)))}::json)) AS rollup` : '';
   const sql = `
     WITH input AS (
       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
                            $10::text[], $11::text[], $12::boolean[], $13::text[], $14::text[], $15::text[], $16::text[],
-                           $17::text[], $18::text[], $19::text[])
+                           $17::text[], $18::text[], $19::text[], $20::text[])
         WITH ORDINALITY AS r(id, project_id, version_id, version_number, consent_hash, choices, installation_id, sdk_version, api_key_id,
-             created_at, locale, gpc, jurisdiction, action, gpp, event_id, tc_string, addtl_consent, subject_hash, n)),
+             created_at, locale, gpc, jurisdiction, action, gpp, event_id, tc_string, addtl_consent, source, subject_hash, n)),
     stored AS (
       INSERT INTO receipts (id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc,
-                            jurisdiction, action, gpp, tc_string, addtl_consent, subject_hash)
+                            jurisdiction, action, gpp, tc_string, addtl_consent, source, subject_hash)
       SELECT id, project_id, version_id, consent_hash, choices::jsonb, installation_id, sdk_version, api_key_id, created_at::timestamptz, locale, gpc,
-             jurisdiction, action, gpp, tc_string, addtl_consent, subject_hash
-        FROM input)${ledger},
+             jurisdiction, action, gpp, tc_string, addtl_consent, source::jsonb, subject_hash
+        FROM input)${ledger}${idempotency},
     outbox AS (
       -- The webhook's data as src/webhooks/outbox.ts documents it; the optional fields only when the SDK sent them.
       INSERT INTO webhook_events (id, project_id, type, payload, created_at, next_attempt_at)
@@ -295,7 +366,8 @@ export function batchStatement(receipts: NewReceipt[], shard: number, parts: { l
                                                        'subjectHash', i.subject_hash, -- issue 47
                                                        -- issue 39, as tcfOf (src/receipts/service.ts) shows it
                                                        'tcf', CASE WHEN i.tc_string IS NOT NULL THEN
-                                                         jsonb_strip_nulls(jsonb_build_object('tcString', i.tc_string, 'addtlConsent', i.addtl_consent)) END))),
+                                                         jsonb_strip_nulls(jsonb_build_object('tcString', i.tc_string, 'addtlConsent', i.addtl_consent)) END,
+                                                       'source', i.source::jsonb))),
              i.created_at::timestamptz, i.created_at::timestamptz
         FROM input AS i JOIN webhooks AS w ON w.project_id = i.project_id AND w.enabled
       RETURNING 1)

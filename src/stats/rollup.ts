@@ -31,6 +31,8 @@ export interface CountedReceipt {
   gpc: boolean | null;
   action: ReceiptAction | null;
   jurisdiction: string | null;
+  /** Issue 45: the platform counts by it (receipts without a source in the '' platform). */
+  source: { platform: string } | null;
 }
 
 /** One row of the upsert, named as the columns of `consent_stats_add`'s record (the migration). */
@@ -38,6 +40,7 @@ interface Bucket {
   project_id: string;
   day: string;
   version_id: string;
+  platform: string;
   receipts: number;
   accepted_all: number;
   rejected_all: number;
@@ -56,19 +59,21 @@ const DECISION_COLUMN = { acceptedAll: 'accepted_all', rejectedAll: 'rejected_al
 const ACTION_COLUMN = { accept_all: 'accept_all', reject_all: 'reject_all', custom: 'custom', opt_out: 'opt_out', gpc: 'gpc_action' } as const;
 const DAY_MS = 86_400_000;
 
-/** The batch summed in memory per (project, UTC day, version), in primary-key order. */
+/** The batch summed in memory per (project, UTC day, version, platform), in primary-key order. */
 export function rollupBuckets(receipts: readonly CountedReceipt[]): Bucket[] {
   const buckets = new Map<string, Bucket>();
   for (const r of receipts) {
     // The UTC day as a number: a batch is almost always one day, so the date text is made once per bucket.
     const dayNumber = Math.floor(r.createdAt.getTime() / DAY_MS);
-    const id = `${r.projectId}\u0000${dayNumber}\u0000${r.versionId}`;
+    const platform = r.source?.platform ?? '';
+    const id = `${r.projectId}\u0000${dayNumber}\u0000${r.versionId}\u0000${platform}`;
     let bucket = buckets.get(id);
     if (!bucket) {
       bucket = {
         project_id: r.projectId,
         day: new Date(dayNumber * DAY_MS).toISOString().slice(0, 10),
         version_id: r.versionId,
+        platform,
         receipts: 0,
         accepted_all: 0,
         rejected_all: 0,
@@ -92,6 +97,6 @@ export function rollupBuckets(receipts: readonly CountedReceipt[]): Bucket[] {
     for (const key in r.choices) bucket.purposes[key] = (bucket.purposes[key] ?? 0) + (r.choices[key] ? 1 : 0);
   }
   // Rows are locked in key order, so two transactions touching the same rows cannot deadlock.
-  const order = (b: Bucket) => `${b.project_id}\u0000${b.day}\u0000${b.version_id}`;
+  const order = (b: Bucket) => `${b.project_id}\u0000${b.day}\u0000${b.version_id}\u0000${b.platform}`;
   return [...buckets.values()].sort((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0));
 }

@@ -5,13 +5,19 @@ import { validationFailed } from '../errors.js';
 import { readFromReplica } from '../db/replica.js';
 import type { Services } from '../services.js';
 import { parseInput } from '../validation.js';
-import type { ReceiptAction } from '../sdk/consent.js';
+import { SOURCE_PLATFORMS, type ReceiptAction } from '../sdk/consent.js';
 
 export const STATS_INTERVALS = ['day', 'week', 'month'] as const;
 export type StatsInterval = (typeof STATS_INTERVALS)[number];
 /** Longest range, in days (five years with their leap days). */
 export const MAX_STATS_DAYS = 5 * 365 + 2;
 export const DEFAULT_STATS_DAYS = 30;
+
+/** Platforms analytics split by (issue 45): a receipt's source platform, `unknown` for receipts without a source. */
+export const STATS_PLATFORMS = [...SOURCE_PLATFORMS, 'unknown'] as const;
+export type StatsPlatform = (typeof STATS_PLATFORMS)[number];
+/** The rollup's platform column holds '' for receipts without a source. */
+const platformColumn = (platform: StatsPlatform) => (platform === 'unknown' ? '' : platform);
 
 const DAY_MS = 86_400_000;
 const day = z.iso.date({ message: 'Must be a date, YYYY-MM-DD (UTC)' });
@@ -22,6 +28,7 @@ const statsInput = z
     to: day.optional(),
     interval: z.enum(STATS_INTERVALS, { message: `Must be one of ${STATS_INTERVALS.join(', ')}` }).default('day'),
     versionId: z.string().min(1).max(64).optional(),
+    platform: z.enum(STATS_PLATFORMS, { message: `Must be one of ${STATS_PLATFORMS.join(', ')}` }).optional(),
   })
   .transform((input, ctx) => {
     // Defaults: `to` today (UTC), `from` DEFAULT_STATS_DAYS days up to and including `to`.
@@ -48,6 +55,8 @@ export interface StatsCounts {
   actions: ActionCounts;
   /** Location code → receipts whose SDK reported it. */
   jurisdictions: Record<string, number>;
+  /** Source platform (web, ios, android, other; unknown: no source) → receipts (issue 45). */
+  platforms: Record<string, number>;
 }
 export interface StatsBucket extends StatsCounts {
   /** First UTC day of the bucket, YYYY-MM-DD (weeks start on Monday). */
@@ -96,6 +105,7 @@ const emptyCounts = (): StatsCounts => ({
   purposes: {},
   actions: { accept_all: 0, reject_all: 0, custom: 0, opt_out: 0, gpc: 0 },
   jurisdictions: {},
+  platforms: {},
 });
 
 /** Adds `from` into `into`, key by key (purpose and jurisdiction maps). */
@@ -110,7 +120,7 @@ const asObject = (value: unknown) => (typeof value === 'string' ? JSON.parse(val
  * that is not a version of a project is a validation error for that project alone.
  */
 export async function consentStatsOf(services: Services, projectIds: readonly string[], input: StatsInput): Promise<(ConsentStats | Error)[]> {
-  const { from, to, interval, versionId } = input;
+  const { from, to, interval, versionId, platform } = input;
   let versionProject: string | undefined;
   if (versionId !== undefined) {
     const [version] = await services.db.query<{ project_id: string }>('SELECT project_id FROM consent_versions WHERE id = $1', [versionId]);
@@ -136,13 +146,15 @@ export async function consentStatsOf(services: Services, projectIds: readonly st
     action_opt_out: number;
     action_gpc: number;
     jurisdictions: Record<string, number>;
+    platform: string;
   }>(
     `SELECT project_id, to_char(date_trunc($5, day::timestamp), 'YYYY-MM-DD') AS start,
             receipts, accepted_all, rejected_all, customised, gpc, purposes,
-            action_accept_all, action_reject_all, action_custom, action_opt_out, action_gpc, jurisdictions
+            action_accept_all, action_reject_all, action_custom, action_opt_out, action_gpc, jurisdictions, platform
      FROM consent_stats_daily
-     WHERE project_id = ANY($1::text[]) AND day BETWEEN $2::date AND $3::date AND ($4::text IS NULL OR version_id = $4)`,
-    [projectIds, from, to, versionId ?? null, interval],
+     WHERE project_id = ANY($1::text[]) AND day BETWEEN $2::date AND $3::date AND ($4::text IS NULL OR version_id = $4)
+       AND ($6::text IS NULL OR platform = $6)`,
+    [projectIds, from, to, versionId ?? null, interval, platform === undefined ? null : platformColumn(platform)],
   ));
   const starts = bucketStarts(from, to, interval);
   const byProject = new Map<string, Map<string, StatsBucket>>();
@@ -162,6 +174,8 @@ export async function consentStatsOf(services: Services, projectIds: readonly st
     b.actions.gpc += Number(row.action_gpc);
     addCounts(b.purposes, asObject(row.purposes));
     addCounts(b.jurisdictions, asObject(row.jurisdictions));
+    const platformName = row.platform || 'unknown';
+    b.platforms[platformName] = (b.platforms[platformName] ?? 0) + Number(row.receipts);
   }
 
   return projectIds.map((projectId) => {
@@ -179,10 +193,12 @@ export async function consentStatsOf(services: Services, projectIds: readonly st
       addCounts(totals.purposes, b.purposes);
       addCounts(totals.actions, b.actions);
       addCounts(totals.jurisdictions, b.jurisdictions);
+      addCounts(totals.platforms, b.platforms);
     }
     for (const counts of [...buckets, totals]) {
       counts.purposes = byKey(counts.purposes);
       counts.jurisdictions = byKey(counts.jurisdictions);
+      counts.platforms = byKey(counts.platforms);
     }
     return { from, to, interval, buckets, totals };
   });

@@ -159,7 +159,7 @@ describe('Google Consent Mode and blocked tags', () => {
     await expect.poll(frameSrc).toBe('/frame');
     await page.frameLocator('#video').locator('#video').waitFor();
     expect(sent).toHaveLength(1);
-    expect(sent[0]).toMatchObject({ locale: 'en', gpc: false, sdkVersion: '2.0.0', choices: { necessary: true, analytics: true, ads: true } });
+    expect(sent[0]).toMatchObject({ locale: 'en', gpc: false, sdkVersion: '2.0.0', source: { sdk: 'browser', sdkVersion: '2.0.0', platform: 'web' }, choices: { necessary: true, analytics: true, ads: true } });
     expect(await page.evaluate(() => (window as any).changes)).toEqual([{ necessary: true, analytics: true, ads: true }]);
     let log = await gtagLog();
     expect(log.slice(-2)).toEqual(['consent update analytics_storage=granted', 'event page_view analytics_storage=granted']);

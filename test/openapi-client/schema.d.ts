@@ -1800,6 +1800,19 @@ export interface components {
                 tcString: string;
                 addtlConsent?: string;
             };
+            /** @description Where the receipt came from (SDK, version, platform, app); only when the SDK sent it */
+            source?: {
+                /** @enum {string} */
+                sdk: "browser" | "core" | "react-native";
+                /** @description The SDK package version, e.g. 1.4.0 */
+                sdkVersion: string;
+                /** @enum {string} */
+                platform: "web" | "ios" | "android" | "other";
+                /** @description The app’s bundle id or package name, e.g. com.example.shop */
+                appId?: string;
+                /** @description The app’s version as it shows it, e.g. 2.3.1 (456) */
+                appVersion?: string;
+            };
             /** @description HMAC(project pepper, sub) of the signed-in person it was made for (an opaque hash); only when signed in (docs/subjects.md) */
             subjectHash?: string;
         };
@@ -1831,6 +1844,10 @@ export interface components {
                 jurisdictions: {
                     [key: string]: number;
                 };
+                /** @description Source platform (web, ios, android, other; unknown: receipts without a source) → receipts (issue 45) */
+                platforms: {
+                    [key: string]: number;
+                };
             }[];
             totals: {
                 receipts: number;
@@ -1852,6 +1869,10 @@ export interface components {
                 };
                 /** @description Location code (DE, US-CA) → receipts whose SDK reported it */
                 jurisdictions: {
+                    [key: string]: number;
+                };
+                /** @description Source platform (web, ios, android, other; unknown: receipts without a source) → receipts (issue 45) */
+                platforms: {
                     [key: string]: number;
                 };
             };
@@ -5760,7 +5781,10 @@ export interface operations {
     RecordConsent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Optional; 1 to 255 visible ASCII characters (U+0021 to U+007E), e.g. a UUID made with the receipt. Within 24 hours a repeat with the same key in the project answers the first 201 again (same id and createdAt) and stores, seals and sends to webhooks one receipt; the same key with another body (compared as the parsed body’s canonical JSON) is 409 idempotency_conflict; a malformed key is 400 invalid_idempotency_key. Only a stored receipt is remembered: after an error the same key may be sent again (docs/sdk-api.md, "Idempotency-Key") */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5794,11 +5818,24 @@ export interface operations {
                         /** @description Google's Additional Consent string: 2~<consented ids>~dv.<disclosed ids> (or v1's 1~<ids>) */
                         addtlConsent?: string;
                     };
+                    /** @description Where the receipt came from (issue 45): the SDK, its version, the platform and, in apps, the app */
+                    source?: {
+                        /** @enum {string} */
+                        sdk: "browser" | "core" | "react-native";
+                        /** @description The SDK package version, e.g. 1.4.0 */
+                        sdkVersion: string;
+                        /** @enum {string} */
+                        platform: "web" | "ios" | "android" | "other";
+                        /** @description The app’s bundle id or package name, e.g. com.example.shop */
+                        appId?: string;
+                        /** @description The app’s version as it shows it, e.g. 2.3.1 (456) */
+                        appVersion?: string;
+                    };
                 };
             };
         };
         responses: {
-            /** @description Stored */
+            /** @description Stored, or stored earlier under the same Idempotency-Key (the first answer) */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -5813,7 +5850,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid_body, invalid_version or consent_hash_mismatch */
+            /** @description invalid_body, invalid_version, consent_hash_mismatch or invalid_idempotency_key */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5833,6 +5870,15 @@ export interface operations {
             };
             /** @description revoked_key or origin_not_allowed */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description idempotency_conflict: the Idempotency-Key was used with another body in the last 24 hours */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6937,6 +6983,8 @@ export interface operations {
                 interval?: "day" | "week" | "month";
                 /** @description Only receipts of this version of the project */
                 versionId?: string;
+                /** @description Only receipts from this platform (their source’s; unknown: receipts without a source) */
+                platform?: "web" | "ios" | "android" | "other" | "unknown";
             };
             header?: never;
             path: {

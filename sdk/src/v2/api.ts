@@ -77,6 +77,8 @@ export interface ReceiptBody {
   action: Action;
   gpp?: string;
   tcf?: { tcString: string; addtlConsent: string };
+  /** Issue 45: where the receipt came from; the browser SDK is always `browser` on `web`. */
+  source: { sdk: 'browser'; sdkVersion: string; platform: 'web' };
 }
 
 export interface RemoteDecision {

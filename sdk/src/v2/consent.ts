@@ -173,6 +173,7 @@ export class Consent {
         jurisdiction: jurisdiction?.code,
         action,
         gpp: await this.gppFor?.(choices),
+        source: { sdk: 'browser' as const, sdkVersion: SDK_VERSION, platform: 'web' as const },
       };
       const receipt = await this.api.postConsent(body);
       const decision = { consentHash: version.consentHash, versionNumber: version.number, choices, decidedAt: receipt?.createdAt || body.timestamp, gpc: this.gpc, mode, action };
