@@ -64,6 +64,8 @@ describe('POST /api/sdk/v1/consent', () => {
         'addtl_consent',
         // Issue 45: where the receipt came from, only as its SDK said it.
         'source',
+        // Issue 47: HMAC(project pepper, sub) when the installation is signed in; never the account id (docs/subjects.md).
+        'subject_hash',
         'version_id',
       ].sort(),
     );

@@ -271,7 +271,7 @@ describe('what is stored, shown and erased', () => {
       const csv = await (await fetch(`${server.url}/api/platform/projects/${s.project.id}/receipts/export?format=csv`, {
         headers: { authorization: `Bearer ${s.viewer.token}` },
       })).text();
-      expect(csv.split('\n')[0]).toMatch(/,subjectHash$/);
+      expect(csv.split('\n')[0]).toContain(',addtlConsent,subjectHash,');
       expect(csv).toContain(hash);
       const graph = await gql('query ($p: ID!) { receipts(projectId: $p) { receipts { id subjectHash } } }', { p: s.project.id }, s.viewer.token);
       expect(graph.body.data.receipts.receipts).toEqual([{ id: receipt.id, subjectHash: hash }]);
