@@ -32,15 +32,18 @@ const { version } = JSON.parse(readFileSync(here('./package.json'), 'utf8'));
 
 // The compiler emits a .d.ts per source file; only the entry and its public.ts are the public surface, and
 // this check keeps it that way (an internal type leaking into a public signature fails the build).
-function declarations(entries, names) {
+// sdk/core/rollup.config.mjs uses it too, with its own folder (`dir`, holding tsconfig.json) and, since the core
+// compiles modules of this folder's src/ too, the folder both lie under as `root` (names are relative to it).
+export function declarations(entries, names, dir = here('.'), root = 'src') {
   const files = {};
+  const at = (path) => fileURLToPath(new URL(path, 'file://' + dir.replace(/\/$/, '') + '/'));
   return {
     name: 'declarations',
     buildStart() {
-      const { config } = ts.readConfigFile(tsconfig, ts.sys.readFile);
-      const { options } = ts.parseJsonConfigFileContent(config, ts.sys, here('.'));
-      const program = ts.createProgram(entries.map(here), { ...options, declaration: true, emitDeclarationOnly: true, rootDir: here('./src') });
-      program.emit(undefined, (name, text) => (files[relative(here('./src'), name)] = text));
+      const { config } = ts.readConfigFile(at('./tsconfig.json'), ts.sys.readFile);
+      const { options } = ts.parseJsonConfigFileContent(config, ts.sys, dir);
+      const program = ts.createProgram(entries.map(at), { ...options, declaration: true, emitDeclarationOnly: true, rootDir: at(root) });
+      program.emit(undefined, (name, text) => (files[relative(at(root), name)] = text));
     },
     generateBundle() {
       for (const name of names) {

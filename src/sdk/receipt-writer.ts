@@ -246,7 +246,8 @@ export class ReceiptWriter {
     } else {
       // The common case: one statement, committed on its own (a statement is atomic), prepared once per connection.
       // An interactive transaction cost four more round trips per batch (BEGIN, a webhook lookup, the outbox
-      // insert, COMMIT) and Prisma's machinery around each: bench/README.md, "The consent POST's profile".
+      // insert, COMMIT) and Prisma's machinery around each: bench/sdk-consent-profile.ts (git show f4bc316 --
+      // bench/README.md).
       const [row] = await this.services.db.query<{ queued: number }>(sql, params, { name: batchStatementName(this, keyed) });
       queued = row!.queued;
     }

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { shortDwell, startScanSites, type ScanSites } from '../helpers/scan-sites.js';
 import type { TestServer } from '../helpers/server.js';
-import { axeViolations, downloadedText } from './console-screens-helpers.js';
+import { axeViolations, downloadedText, screenshots } from './console-screens-helpers.js';
 import { launchChromium, setupProject, startService, type SiteProject } from './harness.js';
 
 describe('console: site scans', () => {
@@ -75,6 +75,8 @@ describe('console: site scans', () => {
       expect(download.suggestedFilename()).toMatch(/^site-scan-.*\.csv$/);
       const scans = await server.request('GET', `/api/platform/projects/${project.projectId}/scans`, { token: project.ownerToken });
       expect(await downloadedText(download)).toContain(`hashes.reportHash,${scans.body.scans[0].reportHash}`);
+      // Both list tables, the scans and the findings, as cards at 390 px with every value in sight (docs/console.md).
+      await screenshots(page, 'scans-findings');
       expect(errors).toEqual([]);
     } finally {
       await context.close();

@@ -97,7 +97,8 @@ export async function settle(page: Page, heading: string | RegExp): Promise<void
 
 /**
  * Full-page screenshots at 1280 and 390 px wide (the viewport is put back to 1280 afterwards). At either width
- * the page must not scroll sideways: wide tables scroll inside their own box. Throws naming what sticks out.
+ * the page must not scroll sideways: wide tables scroll inside their own box; at 390 px every list table is one
+ * card per row with every value in sight (listTableProblems). Throws naming what sticks out.
  */
 export async function screenshots(page: Page, name: string): Promise<void> {
   const nextFrames = () => page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
@@ -119,6 +120,8 @@ export async function screenshots(page: Page, name: string): Promise<void> {
     if (overflow.length) throw new Error(`${name} at ${width} px scrolls sideways: ${overflow.join('; ')}`);
     const hidden = await outOfSight(page);
     if (hidden.length) throw new Error(`${name} at ${width} px hides: ${hidden.join('; ')}`);
+    const cards = await listTableProblems(page);
+    if (cards.length) throw new Error(`${name} at ${width} px: list tables are not cards: ${cards.join('; ')}`);
   }
   await page.setViewportSize({ width: 1280, height: 800 });
 }
@@ -172,6 +175,80 @@ export function outOfSight(page: Page): Promise<string[]> {
       else if (!scroller.previousElementSibling?.classList.contains('scroll-hint')) found.push(`a scrolling table without its hint (${scroller.getAttribute('aria-label')})`);
     }
     return [...new Set(found)].slice(0, 6);
+  });
+}
+
+/**
+ * What keeps a list table from reading as one card per row below 760 px (docs/console.md, "Tables at 390 px"):
+ * a table outside the shared box (`TableBox`: `.table-cards`, or `.scrolls` for a data table that stays a grid),
+ * a card wider than the page or scrolling inside its box, a column header still shown as a row, and per cell: a
+ * value out of sight (past an edge, of no size, cut by an overflow), or a cell without its column's name beside
+ * it. Empty at any width above 760 px, where list tables are grids again.
+ */
+export function listTableProblems(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    if (width > 760) return [];
+    const found: string[] = [];
+    const nameOf = (table: HTMLTableElement) =>
+      (table.caption?.textContent ||
+        table.getAttribute('aria-label') ||
+        document.getElementById(table.getAttribute('aria-labelledby') ?? '')?.textContent ||
+        table.querySelector('th')?.textContent ||
+        'a table').trim();
+    for (const table of document.querySelectorAll<HTMLTableElement>('main table')) {
+      const name = nameOf(table);
+      if (table.closest('.scrolls')) continue; // a data table: scrolls in its own announced box (outOfSight)
+      const box = table.closest<HTMLElement>('.table-cards');
+      if (!box) {
+        found.push(`${name}: a list table outside the shared table box (TableBox)`);
+        continue;
+      }
+      const tableBox = table.getBoundingClientRect();
+      if (tableBox.left < -1 || tableBox.right > width + 1) found.push(`${name}: ${Math.round(tableBox.right)} px wide at ${width} px`);
+      if (box.scrollWidth > box.clientWidth + 1) found.push(`${name}: scrolls sideways inside its box (${box.scrollWidth} > ${box.clientWidth})`);
+      const head = table.tHead;
+      if (head && head.getBoundingClientRect().width > 1) found.push(`${name}: its header row is shown, not a card per row`);
+      const columns = [...(head?.rows[0]?.cells ?? [])].flatMap((th) => Array(th.colSpan || 1).fill((th.textContent ?? '').trim()) as string[]);
+      for (const row of table.tBodies[0]?.rows ?? []) {
+        if (getComputedStyle(row).display !== 'block') found.push(`${name}: a row is not a card (display ${getComputedStyle(row).display})`);
+        let column = 0;
+        for (const cell of row.cells) {
+          const header = columns[column] ?? '';
+          column += cell.colSpan || 1;
+          const holds = (cell.textContent ?? '').trim() !== '' || cell.querySelector('input, button, select, a, img') !== null;
+          if (!holds) continue;
+          const where = `${name}, ${header || 'unnamed column'} "${(cell.textContent ?? '').trim().slice(0, 24)}"`;
+          const rect = cell.getBoundingClientRect();
+          if (rect.width === 0 || rect.height === 0) found.push(`${where}: not shown`);
+          else if (rect.left < -1 || rect.right > width + 1) found.push(`${where}: out of sight (${Math.round(rect.left)}-${Math.round(rect.right)} px)`);
+          // A value cut short: the cell or anything in it holds more than it shows (an ellipsis, a clipped box).
+          for (const element of [cell, ...cell.querySelectorAll<HTMLElement>('*')]) {
+            const style = getComputedStyle(element);
+            const clips = ['hidden', 'clip'].includes(style.overflowX) || style.textOverflow === 'ellipsis';
+            if (clips && element.scrollWidth > element.clientWidth + 1 && !element.closest('.visually-hidden')) {
+              found.push(`${where}: its value is cut (${element.tagName.toLowerCase()} shows ${element.clientWidth} of ${element.scrollWidth} px)`);
+              break;
+            }
+          }
+          // Its column's name beside it, unless the column has none to show (actions, a row's own heading).
+          if (header && header !== 'Actions' && cell.tagName === 'TD') {
+            const before = getComputedStyle(cell, '::before');
+            if (before.content !== JSON.stringify(header)) found.push(`${where}: shown without its column's name (${before.content})`);
+            else {
+              // The name sits in a gutter the value does not enter, and (floated in the cell's own formatting context,
+              // not positioned) makes the cell taller when it wraps instead of running into the next row.
+              const valueFrom = parseFloat(getComputedStyle(cell).paddingLeft);
+              const nameFrom = before.float === 'left' ? valueFrom + parseFloat(before.marginLeft) : parseFloat(before.left) || 0;
+              if (nameFrom + parseFloat(before.width) > valueFrom + 1) found.push(`${where}: its column's name overlaps the value`);
+              if (before.position === 'absolute' || getComputedStyle(cell).display !== 'flow-root')
+                found.push(`${where}: a column's name on two lines would run into the next one (${before.position}, ${getComputedStyle(cell).display})`);
+            }
+          }
+        }
+      }
+    }
+    return [...new Set(found)].slice(0, 8);
   });
 }
 

@@ -9,6 +9,7 @@ import { startGvlServer, type GvlServer } from '../helpers/tcf-gvl-server.js';
 import { addMember } from '../../src/admin/members.js';
 import { ARTIFACTS, axeViolations, enabledChangeControls } from './console-harness.js';
 import { launchChromium, setupProject, startService, type SiteProject } from './harness.js';
+import { listTableProblems } from './console-screens-helpers.js';
 import { mkdirSync } from 'node:fs';
 
 describe('console: IAB TCF', () => {
@@ -38,6 +39,7 @@ describe('console: IAB TCF', () => {
       await page.waitForTimeout(150);
       await page.screenshot({ path: `${ARTIFACTS}/${name}-${width}.png`, fullPage: true });
       expect(await page.evaluate(() => document.documentElement.scrollWidth), `${name} at ${width} px`).toBeLessThanOrEqual(width);
+      expect(await listTableProblems(page), `${name} at ${width} px: list tables as cards`).toEqual([]);
       const preview = page.locator('aside.editor-preview');
       if (await preview.count()) await preview.screenshot({ path: `${ARTIFACTS}/${name}-preview-${width}.png` });
     }

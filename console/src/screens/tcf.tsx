@@ -8,6 +8,7 @@ import { useMutation, useQuery } from 'urql';
 import { Link } from 'wouter';
 import { lazyComponent } from '../components/lazy';
 import { ErrorState, Loading, QueryState } from '../components/states';
+import { TableBox } from '../components/table-box';
 import { SaveConsentExperienceDocument, TcfAtpsDocument, TcfScreenDocument, TcfVendorsDocument, type TcfScreenQuery } from '../graphql/generated';
 import { stable, type Experience } from '../lib/consent-model';
 import { useCan, useProjectContext } from '../lib/context';
@@ -134,6 +135,7 @@ function Editor({ projectId, data, reload }: { projectId: string; data: Data; re
             Purposes this site itself processes data for (the TC string’s publisher segment), asked on consent or claimed on legitimate interest.
           </p>
           <Messages messages={at('publisher')} />
+          <TableBox layout="scroll" label="Publisher purposes">
           <table aria-labelledby="publisher-title" className="compact matrix">
               <thead>
                 <tr>
@@ -168,6 +170,7 @@ function Editor({ projectId, data, reload }: { projectId: string; data: Data; re
                 ))}
             </tbody>
           </table>
+          </TableBox>
 
           <h2 id="map-title">Purpose map</h2>
           <p className="hint">
@@ -178,6 +181,7 @@ function Editor({ projectId, data, reload }: { projectId: string; data: Data; re
           {mappable.length === 0 ? (
             <p className="state empty">Save optional purposes in the consent editor first to map them.</p>
           ) : (
+            <TableBox layout="scroll" label="Purpose map">
             <table aria-labelledby="map-title" className="compact matrix" data-purpose-map>
               <thead>
                 <tr>
@@ -218,6 +222,7 @@ function Editor({ projectId, data, reload }: { projectId: string; data: Data; re
                 ))}
               </tbody>
             </table>
+            </TableBox>
           )}
 
           <h2>Special features</h2>
@@ -473,7 +478,7 @@ function Vendors({
                 {page.totalCount} vendor{page.totalCount === 1 ? '' : 's'} match.
               </p>
               {page.edges.length > 0 && (
-                <div className="table-scroll">
+                <TableBox>
                   <table aria-labelledby="vendors-title" className="compact vendors">
                     <thead>
                       <tr>
@@ -500,7 +505,7 @@ function Vendors({
                       ))}
                     </tbody>
                   </table>
-                </div>
+                </TableBox>
               )}
               <PagerControls pager={pager} nextCursor={page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null} label="Vendors" />
             </>

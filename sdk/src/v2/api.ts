@@ -98,6 +98,24 @@ export interface Api {
 
 const MODES: Mode[] = ['opt-in', 'opt-out', 'notice', 'none'];
 
+/** A v2 config answer checked once (so the rest of the SDK, and the core's, can trust its shape), defaults filled in. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function checkConfig(body: any): SdkConfig {
+  if (!body?.version?.consentHash || !Array.isArray(body.config?.purposes) || !body.config.notice) {
+    throw sdkError('invalid_response', 'unexpected config response', 200);
+  }
+  const x = (body.experience ||= {});
+  body.config.categories ||= [];
+  body.ui ||= {};
+  x.gpc ||= { optOutPurposes: [] };
+  x.googleConsentMode ||= { enabled: false, signals: {} };
+  x.cookies ||= {};
+  x.theme ||= { colorScheme: 'light' };
+  // An answer from before jurisdictions (or an unknown mode) is opt-in, the strictest.
+  if (!MODES.includes(body.mode)) body.mode = MODES[0];
+  return body;
+}
+
 export function createApi(base: string, publicKey: string): Api {
   async function call(path: string, init: RequestInit = {}) {
     let res: Response;
@@ -118,23 +136,7 @@ export function createApi(base: string, publicKey: string): Api {
 
   return {
     call,
-    async getConfig(locale) {
-      const body = await call('v2/config' + (locale ? '?locale=' + encodeURIComponent(locale) : ''));
-      if (!body?.version?.consentHash || !Array.isArray(body.config?.purposes) || !body.config.notice) {
-        throw sdkError('invalid_response', 'unexpected config response', 200);
-      }
-      // Checked once here, so the rest of the SDK can trust the shape.
-      const x = (body.experience ||= {});
-      body.config.categories ||= [];
-      body.ui ||= {};
-      x.gpc ||= { optOutPurposes: [] };
-      x.googleConsentMode ||= { enabled: false, signals: {} };
-      x.cookies ||= {};
-      x.theme ||= { colorScheme: 'light' };
-      // An answer from before jurisdictions (or an unknown mode) is opt-in, the strictest.
-      if (!MODES.includes(body.mode)) body.mode = MODES[0];
-      return body;
-    },
+    getConfig: async (locale) => checkConfig(await call('v2/config' + (locale ? '?locale=' + encodeURIComponent(locale) : ''))),
     getDecision: async (installationId) =>
       (await call('v2/decision', { headers: { 'X-Consent-Installation': installationId } }))?.decision || null,
     postConsent: (receipt) =>

@@ -10,7 +10,7 @@ import { SDK_VERSION, type ConsentState } from './public';
  * A stored decision. `gpc`: made while the browser sent GPC (so its grants of opt-out purposes are explicit);
  * `mode`: the mode it was made under (absent: before jurisdictions, so opt-in); `action`: what the visitor did.
  */
-type Stored = Decision & { gpc?: boolean; mode?: Mode; action?: Action };
+export type Stored = Decision & { gpc?: boolean; mode?: Mode; action?: Action };
 
 const DAY = 86_400_000;
 /** Set by preferencesUrl(): a decision may have been made on the hosted page (integrations.js asks /decision). */
@@ -24,7 +24,29 @@ const noticeMarker = (projectId: string) => 'consent:notice:' + projectId;
  * were asked for under opt-in: one made where purposes started granted (a move from California to Germany)
  * is set aside and the banner asks. `none` likewise applies only its own decisions. Set aside is not deleted.
  */
-const applies = (made: Mode = 'opt-in', now: Mode) => made == now || now == 'opt-out' || now == 'notice';
+export const applies = (made: Mode = 'opt-in', now: Mode) => made == now || now == 'opt-out' || now == 'notice';
+
+/**
+ * What hasConsent (and the core's isAllowed) answers for a purpose under a mode and the decision in force. Before a
+ * decision, by mode: opt-in grants nothing; none only what is required; opt-out and notice all but what GPC denies.
+ */
+export function allowed(p: Purpose | undefined, m: Mode, decision: Stored | undefined, gpcDenies: (p: Purpose) => boolean): boolean {
+  if (!p) return false;
+  if (!decision) return m != 'opt-in' && (p.required || ((m == 'opt-out' || m == 'notice') && !gpcDenies(p)));
+  // Required purposes are recorded as granted; old or hand-edited storage must not say otherwise.
+  if (p.required) return true;
+  // GPC turned on after the decision: it overrides that decision's grants of the opt-out purposes.
+  return decision.choices[p.key] === true && !(gpcDenies(p) && !decision.gpc);
+}
+
+/** What "Do Not Sell or Share" denies (Consent.optOut). */
+const optOutOf = (c: SdkConfig, p: Purpose) => (c.experience.gpc.optOutPurposes.length ? c.experience.gpc.optOutPurposes.includes(p.key) : !p.required);
+/** Some opt-out purpose is denied in `choices` (Consent.optedOut; the core's GPP string too). */
+export const optedOut = (c: SdkConfig, choices: Record<string, boolean>) => c.config.purposes.some((p) => optOutOf(c, p) && !choices[p.key]);
+
+/** The banner shows (ConsentState.needsConsent). A decision the SDK recorded for GPC alone is no answer. */
+export const needsBanner = (m: Mode, decision: Stored | undefined, dismissed: boolean): boolean =>
+  m != 'none' && (m == 'opt-in' ? !decision : !dismissed && (!decision || decision.action == 'gpc'));
 
 export class Consent {
   config?: SdkConfig;
@@ -71,9 +93,7 @@ export class Consent {
 
   /** The banner shows (see ConsentState.needsConsent). A decision the SDK recorded for GPC alone is no answer. */
   get needsConsent(): boolean {
-    const m = this.mode;
-    if (!this.config || m == 'none') return false;
-    return m == 'opt-in' ? !this.decision : !this.dismissed && (!this.decision || this.decision.action == 'gpc');
+    return !!this.config && needsBanner(this.mode, this.decision, this.dismissed);
   }
 
   /** The page follows the state (Consent Mode update, cookies of denied purposes removed): always but opt-in undecided. */
@@ -86,8 +106,7 @@ export class Consent {
    * optional purpose when that list is empty.
    */
   optOut(p: Purpose): boolean {
-    const list = this.config!.experience.gpc.optOutPurposes;
-    return list.length ? list.includes(p.key) : !p.required;
+    return optOutOf(this.config!, p);
   }
 
   /** GPC's opt-out purposes are denied before anything else is considered. */
@@ -96,21 +115,12 @@ export class Consent {
   }
 
   has(purposeKey: string): boolean {
-    const p = this.config?.config.purposes.find((q) => q.key === purposeKey);
-    if (!p) return false;
-    // Before a decision, by mode: opt-in grants nothing; none only what is required; opt-out and notice all
-    // but what GPC denies.
-    const m = this.mode;
-    if (!this.decision) return m != 'opt-in' && (p.required || ((m == 'opt-out' || m == 'notice') && !this.gpcDenies(p)));
-    // Required purposes are recorded as granted; old or hand-edited storage must not say otherwise.
-    if (p.required) return true;
-    // GPC turned on after the decision: it overrides that decision's grants of the opt-out purposes.
-    return this.decision.choices[purposeKey] === true && !(this.gpcDenies(p) && !this.decision.gpc);
+    return allowed(this.config?.config.purposes.find((q) => q.key === purposeKey), this.mode, this.decision, (p) => this.gpcDenies(p));
   }
 
   /** Some opt-out purpose is denied in `choices`: what GPP calls opted out of sale, sharing and targeted ads. */
   optedOut(choices: Record<string, boolean>): boolean {
-    return this.config!.config.purposes.some((p) => this.optOut(p) && !choices[p.key]);
+    return optedOut(this.config!, choices);
   }
 
   state(): ConsentState {

@@ -16,7 +16,7 @@ function gtag(..._args: unknown[]): void {
 
 let defaulted = false;
 
-function states(has: (key: string) => boolean, signals: Record<string, string[]> = {}) {
+export function states(has: (key: string) => boolean, signals: Record<string, string[]> = {}) {
   const out: Record<string, string> = {};
   // A signal is granted when every purpose listed for it is; none listed: denied; security_storage: granted.
   for (const s of SIGNALS) out[s] = s == SIGNALS[6] || (signals[s]?.length && signals[s].every(has)) ? 'granted' : 'denied';
