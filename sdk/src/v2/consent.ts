@@ -64,7 +64,7 @@ export class Consent {
     /** The browser sent Global Privacy Control. */
     readonly gpc: boolean,
     /** The installation id receipts are filed under, for the given project. */
-    private readonly installation: (projectId: string) => string,
+    readonly installation: (projectId: string) => string,
   ) {}
 
   get mode(): Mode {
@@ -76,11 +76,6 @@ export class Consent {
     // integrations.js, where needed, brings state made elsewhere in before it is read: the decision made on the
     // hosted preferences page or another site (/decision), the cookie shared across subdomains (index.ts).
     await this.ready?.(config);
-    this.use(config);
-  }
-
-  /** Reads the stored state for `config` (again, after identify() adopted the person's decision: more.ts). */
-  use(config: SdkConfig): void {
     const { projectId, version, experience, mode } = config;
     const stored: Stored | null = readDecision(projectId);
     const days = experience.reconsentAfterDays;

@@ -82,15 +82,6 @@ async function start(key: string, base: string, options: InitOptions): Promise<C
     await more?.ready(c, base, api, installation);
   };
 
-  // After a decision, or a decision adopted (identify): the page, the listeners and the `consent:change` event follow.
-  function changed() {
-    apply();
-    const state = consent.state();
-    for (const fn of [options.onChange, ...listeners]) call(fn, state);
-    dispatchEvent(new CustomEvent('consent:change', { detail: state }));
-    return state;
-  }
-
   // Makes the page match the state: Google's signals and the vendors' (more.js, which also removes the cookies of
   // denied purposes), tags and frames, GPP.
   function apply() {
@@ -123,7 +114,12 @@ async function start(key: string, base: string, options: InitOptions): Promise<C
     // TCF banner where the project enabled TCF and GDPR applies, and the core's (mountUi) elsewhere.
     ui = await ((await (window as unknown as { ConsentTcf?: Promise<MountTcf> }).ConsentTcf) || (mountUi as MountTcf))(
       consent,
-      changed,
+      () => {
+        apply();
+        const state = consent.state();
+        for (const fn of [options.onChange, ...listeners]) call(fn, state);
+        dispatchEvent(new CustomEvent('consent:change', { detail: state }));
+      },
       onError,
       mountUi,
     );
@@ -137,11 +133,10 @@ async function start(key: string, base: string, options: InitOptions): Promise<C
   const projectId = consent.config!.projectId;
   let destroyed = false;
   // identify() and forget() live in more.js (docs/subjects.md): the core's budget stays for every page. A token
-  // signs in, none signs out; more.js that cannot load rejects here too (a TypeError), as any failure of the call.
-  const subject = async (token?: string) => {
-    await (more ||= await loadFile(base, 'more.js', 'ConsentMore'))!.subject(consent, api, installation(projectId), token);
-    ui.refresh?.();
-    return changed();
+  // signs in, null signs out; more.js that cannot load rejects here too (a TypeError), as any failure of the call.
+  const subject = async (token: string | null) => {
+    await (more ||= await loadFile(base, 'more.js', 'ConsentMore'))!.subject(consent, token);
+    ui.refresh();
   };
   const client: ConsentClient = Object.freeze({
     hasConsent: has,
@@ -155,8 +150,8 @@ async function start(key: string, base: string, options: InitOptions): Promise<C
       consent.markPreferences();
       return `${base}/preferences?key=${encodeURIComponent(key)}#i=${installation(projectId)}`;
     },
-    identify: (token: string) => subject(token || ''),
-    forget: () => subject(),
+    identify: subject,
+    forget: () => subject(null),
     decorate(url: string) {
       const u = new URL(url, location.href);
       u.hash += (u.hash && '&') + 'i=' + installation(projectId);

@@ -134,14 +134,15 @@ function adopt({ projectId, version, mode }: SdkConfig, remote: RemoteDecision |
 }
 
 /**
- * client.identify(token) with a token (a string, possibly empty: the service refuses it), client.forget() without.
+ * client.identify(token) with the token (anything but a string: the service refuses it), client.forget() with null.
  * identify: the service checks the token, links the installation to the person and answers the
  * decision it now follows (the newer of this device's and the person's); adopted as /decision's answer is,
  * recording nothing. A refused token rejects and changes nothing here either.
  */
-export async function subject(consent: Consent, api: Api, installationId: string, token?: string): Promise<void> {
-  const config = consent.config!;
-  if (token === undefined) return forget(config, api, installationId);
+export async function subject(consent: Consent, token: string | null): Promise<void> {
+  const { api, config } = consent as Consent & { config: SdkConfig };
+  const installationId = consent.installation(config.projectId);
+  if (token === null) return forget(config, api, installationId);
   const answer = await api.call('v2/identify', {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
@@ -151,7 +152,8 @@ export async function subject(consent: Consent, api: Api, installationId: string
   write('consent:prefs:' + config.projectId, '1');
   adopt(config, answer?.decision || null);
   tellScope(config);
-  consent.use(config);
+  // The core reads its state again (the config from the browser's cache; ready() asks /decision once more).
+  await consent.load(config.locale);
 }
 
 /** client.forget(): signed out; the decision stored here stays this device's own. */

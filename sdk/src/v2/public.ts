@@ -102,9 +102,9 @@ export interface ConsentClient {
    * the banner and preferences then say the choice applies on the person's signed-in devices. Rejects with
    * `invalid_subject_token` (nothing changed) for a bad, expired or foreign token.
    */
-  identify(token: string): Promise<ConsentState>;
+  identify(token: string): Promise<void>;
   /** Signs this installation out (call it on sign-out): its decision is its own again. */
-  forget(): Promise<ConsentState>;
+  forget(): Promise<void>;
 
   /** Removes the UI; a later `init` with the same key starts a fresh client. */
   destroy(): void;

@@ -60,8 +60,11 @@ export function dialogKeys(root: ShadowRoot, close: () => void): void {
 export interface Ui {
   showPreferences(): void;
   destroy(): void;
-  /** Draws the banner again for the current state (after identify() or forget()); absent on the TCF banner. */
-  refresh?(): void;
+  /**
+   * After identify() or forget() changed the state: the page follows it (the `decided` callback: listeners, tags) and
+   * the banner is drawn again (the TCF banner's layers are not: docs/subjects.md, Limits).
+   */
+  refresh(): void;
 }
 
 export function mountUi(consent: Consent, decided: () => void, onError: (err: ConsentError) => void): Ui {
@@ -253,7 +256,7 @@ export function mountUi(consent: Consent, decided: () => void, onError: (err: Co
 
   return {
     showPreferences: () => destroyed || openDialog(),
-    refresh: () => show(consent.needsConsent ? 'banner' : null),
+    refresh: () => (decided(), close()),
     destroy() {
       destroyed = true;
       host.remove();
