@@ -6,7 +6,7 @@ const DARK = '--bg:var(--cs-dark-bg,#1d1e21);--fg:var(--cs-dark-fg,#eceef1);--mu
 
 export const STYLES = `
 *{box-sizing:border-box}
-.w{--bg:var(--cs-bg,#fff);--fg:var(--cs-fg,#1b1b1b);--mu:var(--cs-muted,#555);--ln:var(--cs-link,#0b50c9);--pr:var(--cs-primary,var(--np,#1f4fd1));--op:var(--cs-on-primary,var(--nop,#fff));--r:var(--cs-radius,8px);font:var(--cs-font,14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif);color:var(--fg)}
+.w{--bg:var(--cs-bg,#fff);--fg:var(--cs-fg,#1b1b1b);--mu:var(--cs-muted,#555);--ln:var(--cs-link,#0b50c9);--pr:var(--cs-primary,var(--np,#1f4fd1));--op:var(--cs-on-primary,var(--nop,#fff));--r:var(--cs-radius,8px);font:var(--cs-font,14px/1.5 system-ui,sans-serif);color:var(--fg)}
 .dark{${DARK}}
 @media(prefers-color-scheme:dark){.auto{${DARK}}}
 .banner,.dialog{background:var(--bg);color:var(--fg);border-radius:var(--r);box-shadow:0 4px 24px #00000059;max-height:calc(100vh - 16px);overflow:auto}
