@@ -71,6 +71,7 @@ function nextRow(prefix: string): NewReceipt {
     addtlConsent: null,
     source: null,
     idempotency: null,
+    subjectHash: null,
     decision: 'customised',
     apiKeyId: keyId,
     createdAt,

@@ -106,6 +106,7 @@ async function writeReceipt(fixture: Fixture): Promise<string> {
     addtlConsent: null,
     source: null,
     idempotency: null,
+    subjectHash: null,
     decision: analytics ? 'acceptedAll' : 'rejectedAll',
     apiKeyId: fixture.apiKeyId,
     createdAt: services.now(),

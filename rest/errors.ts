@@ -16,6 +16,7 @@ export const STATUS_BY_CODE: Record<string, number> = {
   invalid_credentials: 401,
   unauthorized: 401,
   invalid_key: 401,
+  invalid_subject_token: 401,
   forbidden: 403,
   entitlement_exceeded: 403,
   revoked_key: 403,

@@ -11,6 +11,7 @@ import './types/receipts.js';
 import './types/ledger.js';
 import './types/stats.js';
 import './types/webhooks.js';
+import './types/subjects.js';
 import './types/notifications.js';
 import './types/billing.js';
 import './types/members.js';

@@ -64,6 +64,7 @@ async function addReceipts(version: Version, createdAt: Date[]) {
       addtlConsent: null,
       source: null,
       idempotency: null,
+      subjectHash: null,
       decision: 'rejectedAll',
       apiKeyId: key.id,
       createdAt: at,

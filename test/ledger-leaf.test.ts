@@ -27,6 +27,8 @@ const receipt: fc.Arbitrary<ReceiptView> = fc.record({
   jurisdiction: nullable(text),
   action: nullable(fc.constantFrom('accept_all', 'reject_all', 'custom', 'opt_out', 'gpc')),
   gpp: nullable(text),
+  // Issue 47: a subject hash is 64 hex characters; any text is checked all the same.
+  subjectHash: nullable(text),
 })
   // Issue 39: an AC string only beside a TC string, as the consent route stores them.
   .chain((r) =>
@@ -71,6 +73,7 @@ describe('the ledger’s receipt serializer', () => {
       tcString: null,
       addtlConsent: null,
       source: null,
+      subjectHash: null,
     };
     expect(canonicalReceipt(view)).toBeNull();
     const written = { ...view, projectId: 'p', apiKeyId: 'k', decision: 'custom' };

@@ -145,11 +145,11 @@ describe('GET /receipts/export', () => {
     expect(res.headers.get('content-disposition')).toMatch(/^attachment; filename="receipts-.+\.csv"$/);
     const lines = res.text.trimEnd().split('\n');
     // locale and gpc (extensions.md section 3), then jurisdiction, action and gpp (issue 16), then tcString and
-    // addtlConsent (issue 39) come last.
-    expect(lines[0]).toBe('id,versionId,versionNumber,consentHash,choices,installationId,sdkVersion,createdAt,locale,gpc,jurisdiction,action,gpp,tcString,addtlConsent,sourceSdk,sourceSdkVersion,sourcePlatform,sourceAppId,sourceAppVersion');
+    // addtlConsent (issue 39), then subjectHash (issue 47) and the source's fields (issue 45) come last.
+    expect(lines[0]).toBe('id,versionId,versionNumber,consentHash,choices,installationId,sdkVersion,createdAt,locale,gpc,jurisdiction,action,gpp,tcString,addtlConsent,subjectHash,sourceSdk,sourceSdkVersion,sourcePlatform,sourceAppId,sourceAppVersion');
     expect(lines).toHaveLength(3);
     expect(lines[1]).toBe(
-      `${a.id},${s.version.id},1,${s.version.consentHash},"{""analytics"":true,""marketing"":false,""necessary"":true}",install-a,1.0.0,${a.createdAt},,,,,,,,,,,,`,
+      `${a.id},${s.version.id},1,${s.version.consentHash},"{""analytics"":true,""marketing"":false,""necessary"":true}",install-a,1.0.0,${a.createdAt},,,,,,,,,,,,,`,
     );
     expect(lines[2]!.startsWith(`${b.id},`)).toBe(true);
   });

@@ -64,6 +64,8 @@ describe('POST /api/sdk/v1/consent', () => {
         'addtl_consent',
         // Issue 45: where the receipt came from, only as its SDK said it.
         'source',
+        // Issue 47: HMAC(project pepper, sub) when the installation is signed in; never the account id (docs/subjects.md).
+        'subject_hash',
         'version_id',
       ].sort(),
     );
@@ -213,9 +215,9 @@ describe('POST /api/sdk/v1/consent', () => {
     expect(lines[1]).toMatchObject({ locale: 'de-AT', gpc: true });
     expect(lines[0]).not.toHaveProperty('locale');
     const rows = (await exported('csv')).trim().split('\n');
-    expect(rows[0]).toBe('id,versionId,versionNumber,consentHash,choices,installationId,sdkVersion,createdAt,locale,gpc,jurisdiction,action,gpp,tcString,addtlConsent,sourceSdk,sourceSdkVersion,sourcePlatform,sourceAppId,sourceAppVersion');
-    expect(rows[1]).toMatch(/,,,,,,,,,,,,$/);
-    expect(rows[2]).toMatch(/,de-AT,true,,,,,,,,,,$/);
+    expect(rows[0]).toBe('id,versionId,versionNumber,consentHash,choices,installationId,sdkVersion,createdAt,locale,gpc,jurisdiction,action,gpp,tcString,addtlConsent,subjectHash,sourceSdk,sourceSdkVersion,sourcePlatform,sourceAppId,sourceAppVersion');
+    expect(rows[1]).toMatch(/,,,,,,,,,,,,,$/);
+    expect(rows[2]).toMatch(/,de-AT,true,,,,,,,,,,,$/);
 
     const events = await server.services.db.query<{ payload: any }>('SELECT payload FROM webhook_events WHERE project_id = $1 ORDER BY created_at, id', [s.project.id]);
     expect(events.map((event) => event.payload.data.receiptId)).toEqual([plain.body.id, withExtras.body.id]);
@@ -265,10 +267,10 @@ describe('POST /api/sdk/v1/consent', () => {
     expect(lines[0]).not.toHaveProperty('jurisdiction');
     expect(lines[0]).not.toHaveProperty('action');
     const rows = (await exported('csv')).trim().split('\n');
-    expect(rows[0]).toBe('id,versionId,versionNumber,consentHash,choices,installationId,sdkVersion,createdAt,locale,gpc,jurisdiction,action,gpp,tcString,addtlConsent,sourceSdk,sourceSdkVersion,sourcePlatform,sourceAppId,sourceAppVersion');
-    expect(rows[1]).toMatch(/,,,,,,,,,,,,$/);
-    expect(rows[2]).toMatch(new RegExp(`,,,US-CA,opt_out,${gpp},,,,,,,$`));
-    expect(rows[3]).toMatch(/,,,DE,accept_all,,,,,,,,$/);
+    expect(rows[0]).toBe('id,versionId,versionNumber,consentHash,choices,installationId,sdkVersion,createdAt,locale,gpc,jurisdiction,action,gpp,tcString,addtlConsent,subjectHash,sourceSdk,sourceSdkVersion,sourcePlatform,sourceAppId,sourceAppVersion');
+    expect(rows[1]).toMatch(/,,,,,,,,,,,,,$/);
+    expect(rows[2]).toMatch(new RegExp(`,,,US-CA,opt_out,${gpp},,,,,,,,$`));
+    expect(rows[3]).toMatch(/,,,DE,accept_all,,,,,,,,,$/);
 
     const events = await server.services.db.query<{ payload: any }>('SELECT payload FROM webhook_events WHERE project_id = $1 ORDER BY created_at, id', [s.project.id]);
     expect(events.map((event) => event.payload.data.receiptId)).toEqual([plain.body.id, geo.body.id, country.body.id]);

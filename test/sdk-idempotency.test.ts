@@ -151,6 +151,7 @@ describe('Idempotency-Key on POST /api/sdk/v1/consent', () => {
         tcString: null,
         addtlConsent: null,
         source: null,
+        subjectHash: null,
         idempotency: key === null ? null : { key, requestHash: requestHashOf({ installationId }) },
         decision: 'acceptedAll',
         apiKeyId: s.key.id,

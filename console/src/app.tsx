@@ -26,6 +26,7 @@ const Versions = screen(() => import('./screens/versions'));
 const Keys = screen(() => import('./screens/keys'));
 const Origins = screen(() => import('./screens/origins'));
 const Webhook = screen(() => import('./screens/webhook'));
+const Subjects = screen(() => import('./screens/subjects'));
 const Receipts = screen(() => import('./screens/receipts'));
 const Analytics = screen(() => import('./screens/analytics'));
 const Notifications = screen(() => import('./screens/notifications'));
@@ -52,6 +53,7 @@ export const PROJECT_SCREENS: NavItem[] = [
   { screen: 'keys', label: 'API keys', component: Keys, role: 'VIEWER' },
   { screen: 'origins', label: 'Origins', component: Origins, role: 'VIEWER' },
   { screen: 'webhook', label: 'Webhook', component: Webhook, role: 'VIEWER' },
+  { screen: 'subjects', label: 'Signed-in visitors', component: Subjects, role: 'VIEWER' },
   { screen: 'receipts', label: 'Receipts', component: Receipts, role: 'VIEWER' },
   { screen: 'analytics', label: 'Analytics', component: Analytics, role: 'VIEWER' },
   { screen: 'scans', label: 'Site scans', component: Scans, role: 'VIEWER' },

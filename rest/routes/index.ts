@@ -16,6 +16,7 @@ import { scansRoutes } from './scans.js';
 import { sdkRoutes } from './sdk.js';
 import { declarationRoutes } from './sdk-declaration.js';
 import { sdkFileRoutes } from './sdk-files.js';
+import { subjectsRoutes } from './subjects.js';
 import { webhooksRoutes } from './webhooks.js';
 
 export function allRoutes(startedAt: Date): RouteDef[] {
@@ -32,6 +33,7 @@ export function allRoutes(startedAt: Date): RouteDef[] {
     ...tagged('receipts', receiptsRoutes),
     ...tagged('ledger', ledgerRoutes),
     ...tagged('webhooks', webhooksRoutes),
+    ...tagged('subjects', subjectsRoutes),
     ...tagged('notifications', notificationsRoutes),
     ...tagged('billing', billingRoutes),
     ...tagged('audit', auditRoutes),

@@ -26,6 +26,10 @@ const Receipt = z
       .optional()
       .describe('IAB TCF: the TC string and Google AC string the banner produced; only when the SDK sent them (docs/tcf.md)'),
     source: receiptSource.optional().describe('Where the receipt came from (SDK, version, platform, app); only when the SDK sent it'),
+    subjectHash: z
+      .string()
+      .optional()
+      .describe('HMAC(project pepper, sub) of the signed-in person it was made for (an opaque hash); only when signed in (docs/subjects.md)'),
   })
   .meta({ id: 'Receipt' });
 

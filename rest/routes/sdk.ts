@@ -13,6 +13,7 @@ import { sdkConfigFromMemory, type SdkConfig } from '../../src/sdk/config.js';
 import { sdkConfigV2FromMemory, type SdkConfigV2 } from '../../src/sdk/config-v2.js';
 import { consentBody } from '../../src/sdk/consent.js';
 import { IDEMPOTENCY_KEY } from '../../src/sdk/idempotency.js';
+import { forgetBody, identifyBody } from '../../src/subjects/links.js';
 import { isStorableText } from '../../src/storable-text.js';
 import { publishedTcfSettings } from '../../src/tcf/settings.js';
 import { fromGraphQLError } from '../errors.js';
@@ -54,6 +55,7 @@ const originRoutes: RouteDef[] = [
 // --- The SDK API (publishable key) ---
 
 export const SdkError = ErrorBody.describe('{error, code} with an SDK code');
+const SdkDecisionBody = z.object({ versionId: z.string(), consentHash: z.string(), choices: z.record(z.string(), z.boolean()), createdAt: timestamp });
 export const CONFIG_CACHE_CONTROL = 'public, max-age=60, stale-while-revalidate=600';
 
 const SdkConfigBody = z.object({
@@ -444,7 +446,8 @@ const sdkApiRoutes: RouteDef[] = [
     path: '/api/sdk/v2/decision',
     summary:
       'SDK v2: the latest decision recorded for the installation in X-Consent-Installation (Bearer publishable key; key, origin ' +
-      'and rate limit as the config). The SDK calls it when a decision may have been made elsewhere (the hosted preferences page).',
+      'and rate limit as the config); for an installation signed in with identify, the newest decision of that person across their ' +
+      'installations (docs/subjects.md). The SDK calls it when a decision may have been made elsewhere (the hosted preferences page).',
     auth: 'publishableKey',
     operation: 'SdkDecision',
     requestHeaders: z.object({
@@ -459,15 +462,58 @@ const sdkApiRoutes: RouteDef[] = [
       200: {
         description: 'The latest decision, or null',
         schema: z.object({
-          decision: z
-            .object({ versionId: z.string(), consentHash: z.string(), choices: z.record(z.string(), z.boolean()), createdAt: timestamp })
-            .nullable(),
+          decision: SdkDecisionBody.nullable(),
         }),
       },
       400: { description: 'invalid_body: X-Consent-Installation missing or not 8 to 64 of [A-Za-z0-9_-]', schema: SdkError },
       401: { description: 'invalid_key', schema: SdkError },
       403: { description: 'revoked_key or origin_not_allowed', schema: SdkError },
       429: { description: 'rate_limited (Retry-After, X-RateLimit-*); the config allowance', schema: SdkError },
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/sdk/v2/identify',
+    summary:
+      'SDK v2: sign the installation in as the person a subject token names (an HS256 JWT from the operator’s backend: `sub`, `iat`, ' +
+      '`exp` at most 24 h ahead, `aud` = the project id; docs/subjects.md). Only HMAC(project pepper, sub) is kept. Answers the decision ' +
+      'the installation now follows: the newest of its own and the subject’s, across devices. Key and origin as the consent POST, ' +
+      'and its per key and address allowance',
+    auth: 'publishableKey',
+    operation: 'SdkIdentify',
+    requestBody: identifyBody,
+    bodyLimit: 16 * 1024,
+    variables: ({ body }) => ({ input: body }),
+    respond: (data) => ({ status: 200, body: data.sdkIdentify, headers: { 'Cache-Control': 'no-store' } }),
+    responses: {
+      200: { description: 'Signed in; the decision the installation follows, or null', schema: z.object({ decision: SdkDecisionBody.nullable() }) },
+      400: { description: 'invalid_body', schema: SdkError },
+      401: {
+        description: 'invalid_key, or invalid_subject_token (bad, forged, expired, wrong audience, exp over 24 h ahead, or no subject secret): nothing changed',
+        schema: SdkError,
+      },
+      403: { description: 'revoked_key or origin_not_allowed', schema: SdkError },
+      413: { description: 'payload_too_large (over 16 KiB)', schema: SdkError },
+      429: { description: 'rate_limited (Retry-After, X-RateLimit-*)', schema: SdkError },
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/sdk/v2/forget',
+    summary: 'SDK v2: sign the installation out (sign-out): it follows its own decisions again. Key, origin and allowance as identify',
+    auth: 'publishableKey',
+    operation: 'SdkForget',
+    requestBody: forgetBody,
+    bodyLimit: 16 * 1024,
+    variables: ({ body }) => ({ input: body }),
+    respond: (data) => ({ status: 200, body: data.sdkForget }),
+    responses: {
+      200: { description: 'Signed out (also when it was not signed in)', schema: z.object({ ok: z.literal(true) }) },
+      400: { description: 'invalid_body', schema: SdkError },
+      401: { description: 'invalid_key', schema: SdkError },
+      403: { description: 'revoked_key or origin_not_allowed', schema: SdkError },
+      413: { description: 'payload_too_large (over 16 KiB)', schema: SdkError },
+      429: { description: 'rate_limited (Retry-After, X-RateLimit-*)', schema: SdkError },
     },
   }),
   route({

@@ -42,6 +42,10 @@ export const Receipt = builder.objectRef<ReceiptView>('Receipt').implement({
       nullable: true,
       description: 'Where the receipt came from (SDK, version, platform, app), when the SDK sent it',
     }),
+    subjectHash: t.exposeString('subjectHash', {
+      nullable: true,
+      description: 'HMAC(project pepper, sub) of the signed-in person it was made for; null when the installation was not signed in (docs/subjects.md)',
+    }),
     tcf: t.field({
       type: 'JSON',
       nullable: true,

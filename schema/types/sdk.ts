@@ -123,8 +123,8 @@ const SdkConfigV2Ref = builder.objectRef<SdkConfigV2>('SdkConfigV2').implement({
   }),
 });
 
-const SdkDecisionRef = builder.objectRef<SdkDecision>('SdkDecision').implement({
-  description: 'The latest receipt of an installation',
+export const SdkDecisionRef = builder.objectRef<SdkDecision>('SdkDecision').implement({
+  description: 'The latest receipt of an installation, or of the subject it is signed in as (docs/subjects.md)',
   fields: (t) => ({
     versionId: t.exposeID('versionId'),
     consentHash: t.exposeString('consentHash'),

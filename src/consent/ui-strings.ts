@@ -16,6 +16,8 @@ export const UI_STRING_KEYS = [
   'doNotSell',
   'optOutHonored',
   'noticeOk',
+  // Issue 47: shown while the installation is signed in (identify): the choice follows the person (docs/subjects.md).
+  'signedInScope',
 ] as const;
 
 export type UiStringKey = (typeof UI_STRING_KEYS)[number];
@@ -36,6 +38,7 @@ export const BUILT_IN_UI_STRINGS: Readonly<Record<string, UiStrings>> = {
     doNotSell: 'Do Not Sell or Share My Personal Information',
     optOutHonored: 'Opt-Out Request Honored',
     noticeOk: 'Got it',
+    signedInScope: 'You are signed in: your choice applies on every device where you are signed in to your account.',
   },
   de: {
     acceptAll: 'Alle akzeptieren',
@@ -51,6 +54,7 @@ export const BUILT_IN_UI_STRINGS: Readonly<Record<string, UiStrings>> = {
     doNotSell: 'Meine personenbezogenen Daten nicht verkaufen oder weitergeben',
     optOutHonored: 'Widerspruch berücksichtigt',
     noticeOk: 'Verstanden',
+    signedInScope: 'Sie sind angemeldet: Ihre Auswahl gilt auf allen Geräten, auf denen Sie mit Ihrem Konto angemeldet sind.',
   },
   fr: {
     acceptAll: 'Tout accepter',
@@ -66,6 +70,7 @@ export const BUILT_IN_UI_STRINGS: Readonly<Record<string, UiStrings>> = {
     doNotSell: 'Ne pas vendre ni partager mes informations personnelles',
     optOutHonored: 'Demande d’opposition prise en compte',
     noticeOk: 'J’ai compris',
+    signedInScope: 'Vous êtes connecté : votre choix s’applique à tous les appareils sur lesquels vous êtes connecté à votre compte.',
   },
   es: {
     acceptAll: 'Aceptar todo',
@@ -81,6 +86,7 @@ export const BUILT_IN_UI_STRINGS: Readonly<Record<string, UiStrings>> = {
     doNotSell: 'No vender ni compartir mi información personal',
     optOutHonored: 'Solicitud de exclusión atendida',
     noticeOk: 'Entendido',
+    signedInScope: 'Has iniciado sesión: tu elección se aplica en todos los dispositivos en los que hayas iniciado sesión con tu cuenta.',
   },
   it: {
     acceptAll: 'Accetta tutto',
@@ -96,6 +102,7 @@ export const BUILT_IN_UI_STRINGS: Readonly<Record<string, UiStrings>> = {
     doNotSell: 'Non vendere o condividere le mie informazioni personali',
     optOutHonored: 'Richiesta di opposizione accolta',
     noticeOk: 'Ho capito',
+    signedInScope: 'Hai effettuato l’accesso: la tua scelta vale su tutti i dispositivi in cui hai effettuato l’accesso al tuo account.',
   },
   nl: {
     acceptAll: 'Alles accepteren',
@@ -111,6 +118,7 @@ export const BUILT_IN_UI_STRINGS: Readonly<Record<string, UiStrings>> = {
     doNotSell: 'Mijn persoonsgegevens niet verkopen of delen',
     optOutHonored: 'Bezwaar verwerkt',
     noticeOk: 'Begrepen',
+    signedInScope: 'Je bent ingelogd: je keuze geldt op elk apparaat waarop je met je account bent ingelogd.',
   },
   pt: {
     acceptAll: 'Aceitar tudo',
@@ -126,6 +134,7 @@ export const BUILT_IN_UI_STRINGS: Readonly<Record<string, UiStrings>> = {
     doNotSell: 'Não vender nem partilhar as minhas informações pessoais',
     optOutHonored: 'Pedido de exclusão respeitado',
     noticeOk: 'Compreendi',
+    signedInScope: 'Tem sessão iniciada: a sua escolha aplica-se a todos os dispositivos em que tem sessão iniciada na sua conta.',
   },
   'pt-BR': {
     acceptAll: 'Aceitar tudo',
@@ -141,6 +150,7 @@ export const BUILT_IN_UI_STRINGS: Readonly<Record<string, UiStrings>> = {
     doNotSell: 'Não vender nem compartilhar minhas informações pessoais',
     optOutHonored: 'Solicitação de exclusão atendida',
     noticeOk: 'Entendi',
+    signedInScope: 'Você está conectado: sua escolha vale em todos os dispositivos em que você entrou na sua conta.',
   },
   pl: {
     acceptAll: 'Zaakceptuj wszystkie',
@@ -156,6 +166,7 @@ export const BUILT_IN_UI_STRINGS: Readonly<Record<string, UiStrings>> = {
     doNotSell: 'Nie sprzedawaj ani nie udostępniaj moich danych osobowych',
     optOutHonored: 'Sprzeciw został uwzględniony',
     noticeOk: 'Rozumiem',
+    signedInScope: 'Jesteś zalogowany: Twój wybór obowiązuje na każdym urządzeniu, na którym logujesz się na swoje konto.',
   },
   sv: {
     acceptAll: 'Godkänn alla',
@@ -171,6 +182,7 @@ export const BUILT_IN_UI_STRINGS: Readonly<Record<string, UiStrings>> = {
     doNotSell: 'Sälj eller dela inte mina personuppgifter',
     optOutHonored: 'Begäran om avregistrering har tillgodosetts',
     noticeOk: 'Jag förstår',
+    signedInScope: 'Du är inloggad: ditt val gäller på alla enheter där du är inloggad på ditt konto.',
   },
   da: {
     acceptAll: 'Accepter alle',
@@ -186,6 +198,7 @@ export const BUILT_IN_UI_STRINGS: Readonly<Record<string, UiStrings>> = {
     doNotSell: 'Sælg eller del ikke mine personoplysninger',
     optOutHonored: 'Fravalg respekteret',
     noticeOk: 'Forstået',
+    signedInScope: 'Du er logget ind: dit valg gælder på alle enheder, hvor du er logget ind på din konto.',
   },
   fi: {
     acceptAll: 'Hyväksy kaikki',
@@ -201,6 +214,7 @@ export const BUILT_IN_UI_STRINGS: Readonly<Record<string, UiStrings>> = {
     doNotSell: 'Älä myy tai jaa henkilötietojani',
     optOutHonored: 'Kieltopyyntö huomioitu',
     noticeOk: 'Selvä',
+    signedInScope: 'Olet kirjautunut sisään: valintasi koskee kaikkia laitteita, joilla olet kirjautunut tilillesi.',
   },
   cs: {
     acceptAll: 'Přijmout vše',
@@ -216,6 +230,7 @@ export const BUILT_IN_UI_STRINGS: Readonly<Record<string, UiStrings>> = {
     doNotSell: 'Neprodávat ani nesdílet mé osobní údaje',
     optOutHonored: 'Žádost o nesouhlas byla vyřízena',
     noticeOk: 'Rozumím',
+    signedInScope: 'Jste přihlášeni: vaše volba platí na všech zařízeních, na kterých jste přihlášeni ke svému účtu.',
   },
   ar: {
     acceptAll: 'قبول الكل',
@@ -231,6 +246,7 @@ export const BUILT_IN_UI_STRINGS: Readonly<Record<string, UiStrings>> = {
     doNotSell: 'عدم بيع معلوماتي الشخصية أو مشاركتها',
     optOutHonored: 'تمت تلبية طلب الانسحاب',
     noticeOk: 'حسنًا',
+    signedInScope: 'أنت مسجّل الدخول: ينطبق اختيارك على كل الأجهزة التي سجّلت فيها الدخول إلى حسابك.',
   },
   he: {
     acceptAll: 'אישור הכול',
@@ -246,6 +262,7 @@ export const BUILT_IN_UI_STRINGS: Readonly<Record<string, UiStrings>> = {
     doNotSell: 'אין למכור או לשתף את המידע האישי שלי',
     optOutHonored: 'בקשת הסירוב שלך כובדה',
     noticeOk: 'הבנתי',
+    signedInScope: 'התחברת לחשבון: הבחירה שלך חלה על כל המכשירים שבהם התחברת לחשבון שלך.',
   },
   fa: {
     acceptAll: 'پذیرش همه',
@@ -261,6 +278,7 @@ export const BUILT_IN_UI_STRINGS: Readonly<Record<string, UiStrings>> = {
     doNotSell: 'اطلاعات شخصی من را نفروشید یا به اشتراک نگذارید',
     optOutHonored: 'درخواست انصراف اعمال شد',
     noticeOk: 'متوجه شدم',
+    signedInScope: 'وارد حساب خود شده\u200cاید: انتخاب شما در همهٔ دستگاه\u200cهایی که با حساب خود وارد شده\u200cاید اعمال می\u200cشود.',
   },
   ur: {
     acceptAll: 'سب قبول کریں',
@@ -276,6 +294,7 @@ export const BUILT_IN_UI_STRINGS: Readonly<Record<string, UiStrings>> = {
     doNotSell: 'میری ذاتی معلومات فروخت یا شیئر نہ کریں',
     optOutHonored: 'آپٹ آؤٹ کی درخواست پر عمل کر دیا گیا',
     noticeOk: 'ٹھیک ہے',
+    signedInScope: 'آپ سائن اِن ہیں: آپ کا انتخاب اُن تمام آلات پر لاگو ہوتا ہے جن پر آپ اپنے اکاؤنٹ میں سائن اِن ہیں۔',
   },
 };
 

@@ -22,7 +22,7 @@ export function canonicalReceipt(receipt: ReceiptView): string | null {
     if (typeof value !== 'boolean') return null;
     decided += `${decided ? ',' : ''}${json(purpose)}:${value}`;
   }
-  const { action, gpc, gpp, jurisdiction, locale, tcString, addtlConsent, source } = receipt;
+  const { action, gpc, gpp, jurisdiction, locale, tcString, addtlConsent, source, subjectHash } = receipt;
   // Issue 39: `tcf` only on receipts that have a TC string, so every older leaf keeps its hash.
   const tcf = tcString === null ? '' : `"tcf":{${addtlConsent === null ? '' : `"addtlConsent":${json(addtlConsent)},`}"tcString":${json(tcString)}},`;
   // Issue 45: `source` only on receipts that have one (so every older leaf keeps its hash), keys in RFC 8785 order.
@@ -35,7 +35,9 @@ export function canonicalReceipt(receipt: ReceiptView): string | null {
     `{${action === null ? '' : `"action":${json(action)},`}"choices":{${decided}},"consentHash":${json(receipt.consentHash)},` +
     `"createdAt":${json(receipt.createdAt.toISOString())},${gpc === null ? '' : `"gpc":${gpc},`}${gpp === null ? '' : `"gpp":${json(gpp)},`}` +
     `"id":${json(receipt.id)},"installationId":${json(receipt.installationId)},${jurisdiction === null ? '' : `"jurisdiction":${json(jurisdiction)},`}` +
-    `${locale === null ? '' : `"locale":${json(locale)},`}"sdkVersion":${json(receipt.sdkVersion)},${from}${tcf}"versionId":${json(receipt.versionId)},` +
+    `${locale === null ? '' : `"locale":${json(locale)},`}"sdkVersion":${json(receipt.sdkVersion)},${from}` +
+    // Issue 47: only on receipts made for a signed-in person, so every older leaf keeps its hash.
+    `${subjectHash === null ? '' : `"subjectHash":${json(subjectHash)},`}${tcf}"versionId":${json(receipt.versionId)},` +
     `"versionNumber":${json(receipt.versionNumber)}}`
   );
 }
@@ -44,10 +46,10 @@ export function canonicalReceipt(receipt: ReceiptView): string | null {
 export function receiptLeafHash(receipt: ReceiptView): Buffer {
   const canonical = canonicalReceipt(receipt);
   if (canonical !== null) return hash('sha256', `\0${canonical}`, 'buffer');
-  const { id, versionId, versionNumber, consentHash, choices, installationId, sdkVersion, createdAt, locale, gpc, jurisdiction, action, gpp, tcString, addtlConsent, source } =
+  const { id, versionId, versionNumber, consentHash, choices, installationId, sdkVersion, createdAt, locale, gpc, jurisdiction, action, gpp, tcString, addtlConsent, source, subjectHash } =
     receipt;
   // Only the view's own fields: a writer's receipt carries more (project, key, decision) that are not exported.
   return leafHash(
-    exportedReceipt({ id, versionId, versionNumber, consentHash, choices, installationId, sdkVersion, createdAt, locale, gpc, jurisdiction, action, gpp, tcString, addtlConsent, source }),
+    exportedReceipt({ id, versionId, versionNumber, consentHash, choices, installationId, sdkVersion, createdAt, locale, gpc, jurisdiction, action, gpp, tcString, addtlConsent, source, subjectHash }),
   );
 }

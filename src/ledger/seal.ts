@@ -30,7 +30,7 @@ const LEGACY_WAITING_SQL = `
 async function storedLeaves(tx: Connection, projectId: string, waiting: Waiting[]): Promise<Map<string, Buffer>> {
   const rows = await tx.query<ReceiptRow & { version_number: number }>(
     `SELECT r.id, r.version_id, v.number AS version_number, r.consent_hash, r.choices, r.installation_id, r.sdk_version, r.created_at,
-            r.locale, r.gpc, r.jurisdiction, r.action, r.gpp, r.tc_string, r.addtl_consent, r.source
+            r.locale, r.gpc, r.jurisdiction, r.action, r.gpp, r.tc_string, r.addtl_consent, r.source, r.subject_hash
        FROM unnest($2::text[], $3::timestamptz[]) AS w(id, created_at)
        JOIN receipts AS r ON r.project_id = $1 AND r.id = w.id AND r.created_at = w.created_at
        JOIN consent_versions AS v ON v.id = r.version_id`,

@@ -78,7 +78,7 @@ async function sealedReceipts(services: Services, projectId: string, sequence: n
        UNION ALL
        SELECT receipt_id, receipt_created_at, leaf_index FROM ledger_leaves WHERE project_id = $1 AND sequence = $2)
      SELECT r.id, r.version_id, r.consent_hash, r.choices, r.installation_id, r.sdk_version, r.created_at, r.locale, r.gpc,
-            r.jurisdiction, r.action, r.gpp, r.tc_string, r.addtl_consent, r.source
+            r.jurisdiction, r.action, r.gpp, r.tc_string, r.addtl_consent, r.source, r.subject_hash
        FROM leaves AS l JOIN receipts AS r ON r.project_id = $1 AND r.created_at = l.created_at AND r.id = l.id
       ORDER BY l.leaf_index`,
     [projectId, sequence],

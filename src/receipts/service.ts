@@ -31,6 +31,8 @@ export interface ReceiptView {
   addtlConsent: string | null;
   /** Issue 45: where it came from, as its SDK said; null when not sent. */
   source: ReceiptSource | null;
+  /** Issue 47: HMAC(project pepper, sub) of the signed-in person it was made for; null when none (docs/subjects.md). */
+  subjectHash: string | null;
 }
 
 const timestamp = z.iso.datetime({ offset: true, message: 'Must be an ISO 8601 timestamp' }).transform((value) => new Date(value));
@@ -79,6 +81,7 @@ export const receiptViewSelect = {
   tcString: true,
   addtlConsent: true,
   source: true,
+  subjectHash: true,
   version: { select: { number: true } },
 } as const;
 
@@ -181,6 +184,8 @@ export const EXPORT_COLUMNS = [
   'gpp',
   'tcString',
   'addtlConsent',
+  // Issue 47: the signed-in person's subject hash (empty when none).
+  'subjectHash',
   // Issue 45: the receipt's source, one column per field (empty when the SDK sent none).
   'sourceSdk',
   'sourceSdkVersion',
@@ -206,6 +211,7 @@ export interface ReceiptRow {
   tc_string: string | null;
   addtl_consent: string | null;
   source: unknown;
+  subject_hash: string | null;
 }
 
 export function receiptOfRow(row: ReceiptRow, versionNumber: number): ReceiptView {
@@ -226,6 +232,7 @@ export function receiptOfRow(row: ReceiptRow, versionNumber: number): ReceiptVie
     tcString: row.tc_string,
     addtlConsent: row.addtl_consent,
     source: sourceOf(row.source),
+    subjectHash: row.subject_hash,
   };
 }
 
@@ -266,7 +273,7 @@ async function* exportBatches(services: Services, request: ExportRequest): Async
 // that finds nothing. (Repeating it as `created_at >= $3` would prune those, but let the planner walk the
 // created_at index of a large project's month instead, reading every project's receipts: 8x slower.)
 const BATCH_SQL = `SELECT id, version_id, consent_hash, choices, installation_id, sdk_version, created_at, locale, gpc, jurisdiction, action, gpp,
-       tc_string, addtl_consent, source
+       tc_string, addtl_consent, source, subject_hash
   FROM receipts
  WHERE project_id = $1 AND created_at < $2 AND (created_at, id) > ($3, $4)
  ORDER BY created_at, id
@@ -289,7 +296,7 @@ function readBatch(db: Database, params: unknown[]): Promise<ReceiptRow[]> {
   });
 }
 
-type Optional = 'locale' | 'gpc' | 'jurisdiction' | 'action' | 'gpp' | 'tcString' | 'addtlConsent' | 'source';
+type Optional = 'locale' | 'gpc' | 'jurisdiction' | 'action' | 'gpp' | 'tcString' | 'addtlConsent' | 'source' | 'subjectHash';
 
 /** `tcf: { tcString, addtlConsent? }` for a receipt that has a TC string; nothing otherwise (docs/tcf.md). */
 export const tcfOf = ({ tcString, addtlConsent }: { tcString: string | null; addtlConsent: string | null }) =>
@@ -299,7 +306,7 @@ export const tcfOf = ({ tcString, addtlConsent }: { tcString: string | null; add
  * A receipt on the wire: locale, gpc, jurisdiction, action, gpp, tcf and source only when recorded, so receipts of
  * contract clients keep the contract's shape.
  */
-export const wireReceipt = <R extends Pick<ReceiptView, Optional>>({ locale, gpc, jurisdiction, action, gpp, tcString, addtlConsent, source, ...receipt }: R) => ({
+export const wireReceipt = <R extends Pick<ReceiptView, Optional>>({ locale, gpc, jurisdiction, action, gpp, tcString, addtlConsent, source, subjectHash, ...receipt }: R) => ({
   ...receipt,
   ...(locale !== null && { locale }),
   ...(gpc !== null && { gpc }),
@@ -308,6 +315,7 @@ export const wireReceipt = <R extends Pick<ReceiptView, Optional>>({ locale, gpc
   ...(gpp !== null && { gpp }),
   ...tcfOf({ tcString, addtlConsent }),
   ...(source != null && { source: sourceOf(source) }),
+  ...(subjectHash !== null && { subjectHash }),
 });
 
 /**
@@ -347,6 +355,7 @@ export function exportReceipts(services: Services, request: ExportRequest): Read
             sourcePlatform: receipt.source?.platform ?? '',
             sourceAppId: receipt.source?.appId ?? '',
             sourceAppVersion: receipt.source?.appVersion ?? '',
+            subjectHash: receipt.subjectHash ?? '',
           };
       }
     })(),

@@ -17,6 +17,8 @@ export interface ProjectAccess {
   origins: OriginRules;
   revokedKeyIds: Set<string>;
   version: PublishedVersion | null;
+  /** Whether the project made a subject secret: only then can an installation be signed in (docs/subjects.md). */
+  subjects: boolean;
 }
 
 /** A version as the consent endpoint checks receipts against it. Versions are immutable. */
@@ -162,7 +164,7 @@ export class SdkCache {
 
   private async loadProject(projectId: string): Promise<ProjectAccess> {
     const prisma = this.services.db.prisma;
-    const [project, revoked, version] = await Promise.all([
+    const [project, revoked, version, subjectSecret] = await Promise.all([
       prisma.project.findUniqueOrThrow({ where: { id: projectId }, select: { enforceOrigins: true, allowedOrigins: true } }),
       prisma.apiKey.findMany({ where: { projectId, revokedAt: { not: null } }, select: { id: true } }),
       prisma.consentVersion.findFirst({
@@ -170,6 +172,7 @@ export class SdkCache {
         orderBy: { number: 'desc' },
         select: { id: true, number: true, publishedAt: true, contentHash: true, consentHash: true, config: true, experience: true },
       }),
+      prisma.subjectSecret.findUnique({ where: { projectId }, select: { projectId: true } }),
     ]);
     return {
       projectId,
@@ -178,6 +181,7 @@ export class SdkCache {
       revokedKeyIds: new Set(revoked.map((key) => key.id)),
       // JSONB keeps keys in its own order: serve them in the contract's.
       version: version && { ...version, config: storedConfig(version.config), experience: version.experience as Experience | null },
+      subjects: subjectSecret !== null,
     };
   }
 

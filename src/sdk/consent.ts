@@ -11,6 +11,7 @@ import { receiptWriter } from './receipt-writer.js';
 import { checkTcfReceipt, tcfReceiptInput } from '../tcf/tc-string.js';
 import { safeParseOnce } from '../validation.js';
 import { IdempotencyKeyTaken, idempotencyConflict, idempotencyKeyOf, oneAtATime, requestHashOf, type Idempotency } from './idempotency.js';
+import { subjectOf } from '../subjects/subject-of.js';
 
 export const MAX_CHOICES = 200;
 export const INSTALLATION_ID = /^[A-Za-z0-9_-]{8,64}$/;
@@ -140,6 +141,9 @@ export async function recordConsent(
   const choices: Record<string, boolean> = {};
   for (const [key, required] of version.purposes) choices[key] = required || body.choices[key] === true;
 
+  // Made while signed in (docs/subjects.md): the receipt is the person's. One primary-key probe, only in projects
+  // that have a subject secret.
+  const subjectHash = project.subjects ? await subjectOf(services, project.projectId, body.installationId) : null;
   const receipt = {
     projectId: project.projectId,
     versionId: version.id,
@@ -157,6 +161,7 @@ export async function recordConsent(
     addtlConsent: body.tcf?.addtlConsent ?? null,
     // In the documented key order whatever order the SDK sent (the leaf hashes it canonically either way).
     source: sourceOf(body.source),
+    subjectHash,
     decision: decisionOf(choices, version.purposes),
     apiKeyId: keyId,
   };

@@ -38,6 +38,8 @@ export interface NewReceipt {
   source: ReceiptSource | null;
   /** The request's Idempotency-Key, taken in the receipt's own statement (null without one). */
   idempotency: Idempotency | null;
+  /** Issue 47: the signed-in person's HMAC(project pepper, sub), or null (docs/subjects.md). */
+  subjectHash: string | null;
   /** How it answered the version's optional purposes, for the analytics rollup. */
   decision: Decision;
   apiKeyId: string;
@@ -313,6 +315,7 @@ export function batchStatement(
     column('tcString'),
     column('addtlConsent'),
     receipts.map((r) => (r.source ? JSON.stringify(r.source) : null)),
+    column('subjectHash'),
     // Issue 45, only in a batch that carries a key: each receipt's Idempotency-Key and its body's hash (hex).
     ...(parts.idempotency
       ? [receipts.map((r) => r.idempotency?.key ?? null), receipts.map((r) => r.idempotency?.requestHash.toString('hex') ?? null)]
@@ -344,14 +347,14 @@ export function batchStatement(
     WITH input AS (
       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
                            $10::text[], $11::text[], $12::boolean[], $13::text[], $14::text[], $15::text[], $16::text[],
-                           $17::text[], $18::text[], $19::text[]${parts.idempotency ? ', $20::text[], $21::text[]' : ''})
+                           $17::text[], $18::text[], $19::text[], $20::text[]${parts.idempotency ? ', $21::text[], $22::text[]' : ''})
         WITH ORDINALITY AS r(id, project_id, version_id, version_number, consent_hash, choices, installation_id, sdk_version, api_key_id,
-             created_at, locale, gpc, jurisdiction, action, gpp, event_id, tc_string, addtl_consent, source${parts.idempotency ? ', idempotency_key, request_hash' : ''}, n)),
+             created_at, locale, gpc, jurisdiction, action, gpp, event_id, tc_string, addtl_consent, source, subject_hash${parts.idempotency ? ', idempotency_key, request_hash' : ''}, n)),
     stored AS (
       INSERT INTO receipts (id, project_id, version_id, consent_hash, choices, installation_id, sdk_version, api_key_id, created_at, locale, gpc,
-                            jurisdiction, action, gpp, tc_string, addtl_consent, source)
+                            jurisdiction, action, gpp, tc_string, addtl_consent, source, subject_hash)
       SELECT id, project_id, version_id, consent_hash, choices::jsonb, installation_id, sdk_version, api_key_id, created_at::timestamptz, locale, gpc,
-             jurisdiction, action, gpp, tc_string, addtl_consent, source::jsonb
+             jurisdiction, action, gpp, tc_string, addtl_consent, source::jsonb, subject_hash
         FROM input)${ledger}${idempotency},
     outbox AS (
       -- The webhook's data as src/webhooks/outbox.ts documents it; the optional fields only when the SDK sent them.
@@ -361,6 +364,7 @@ export function batchStatement(
                jsonb_build_object('projectId', i.project_id, 'receiptId', i.id, 'versionId', i.version_id, 'versionNumber', i.version_number,
                                   'consentHash', i.consent_hash, 'choices', i.choices::jsonb, 'installationId', i.installation_id)
                || jsonb_strip_nulls(jsonb_build_object('locale', i.locale, 'gpc', i.gpc, 'jurisdiction', i.jurisdiction, 'action', i.action, 'gpp', i.gpp,
+                                                       'subjectHash', i.subject_hash, -- issue 47
                                                        -- issue 39, as tcfOf (src/receipts/service.ts) shows it
                                                        'tcf', CASE WHEN i.tc_string IS NOT NULL THEN
                                                          jsonb_strip_nulls(jsonb_build_object('tcString', i.tc_string, 'addtlConsent', i.addtl_consent)) END,

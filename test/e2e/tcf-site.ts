@@ -57,7 +57,7 @@ function config(p: Published) {
       categories: [],
       notice: { title: 'Your privacy at Acme', description: 'We and our partners use cookies.', acceptLabel: '', rejectLabel: '', manageLabel: '', companyName: 'Acme', logoUrl: '', primaryColor: '#1f4fd1' },
     },
-    ui: { acceptAll: 'Accept all', rejectAll: 'Reject all', manage: 'Manage choices', saveChoices: 'Save choices', close: 'Close', alwaysOn: 'Always on', privacyPolicy: 'Privacy policy', saveFailed: 'Could not be saved', noticeOk: 'OK', doNotSell: 'Do Not Sell or Share My Personal Information', optOutHonored: 'Opt-Out Request Honored', gpcNote: '' },
+    ui: { acceptAll: 'Accept all', rejectAll: 'Reject all', manage: 'Manage choices', saveChoices: 'Save choices', close: 'Close', alwaysOn: 'Always on', privacyPolicy: 'Privacy policy', saveFailed: 'Could not be saved', noticeOk: 'OK', doNotSell: 'Do Not Sell or Share My Personal Information', optOutHonored: 'Opt-Out Request Honored', gpcNote: '', signedInScope: 'You are signed in: your choice applies on every device where you are signed in to your account.' },
     experience: {
       privacyPolicyUrl: 'https://www.acme.test/privacy',
       reconsentAfterDays: 0,

@@ -456,10 +456,44 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** SDK v2: the latest decision recorded for the installation in X-Consent-Installation (Bearer publishable key; key, origin and rate limit as the config). The SDK calls it when a decision may have been made elsewhere (the hosted preferences page). */
+        /** SDK v2: the latest decision recorded for the installation in X-Consent-Installation (Bearer publishable key; key, origin and rate limit as the config); for an installation signed in with identify, the newest decision of that person across their installations (docs/subjects.md). The SDK calls it when a decision may have been made elsewhere (the hosted preferences page). */
         get: operations["SdkDecision"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sdk/v2/identify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** SDK v2: sign the installation in as the person a subject token names (an HS256 JWT from the operator’s backend: `sub`, `iat`, `exp` at most 24 h ahead, `aud` = the project id; docs/subjects.md). Only HMAC(project pepper, sub) is kept. Answers the decision the installation now follows: the newest of its own and the subject’s, across devices. Key and origin as the consent POST, and its per key and address allowance */
+        post: operations["SdkIdentify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sdk/v2/forget": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** SDK v2: sign the installation out (sign-out): it follows its own decisions again. Key, origin and allowance as identify */
+        post: operations["SdkForget"];
         delete?: never;
         options?: never;
         head?: never;
@@ -888,6 +922,41 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/platform/projects/{projectId}/subject-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The project's subject secret (prefix and dates, never the secret), or null (Viewer or above) */
+        get: operations["SubjectSecret"];
+        put?: never;
+        /** Make the subject secret, or rotate it (Admin or above; audited without the secret). The secret is in this answer only; tokens signed with the previous one are accepted for 24 more hours */
+        post: operations["RotateSubjectSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/platform/projects/{projectId}/subjects/{subjectHash}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Erase a subject (an erasure request; Admin or above; audited): every installation signed in as it is unlinked and the subject deleted. Its receipts stay, with their subject hash, so the ledger still verifies */
+        delete: operations["DeleteSubject"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1756,6 +1825,8 @@ export interface components {
                 /** @description The app’s version as it shows it, e.g. 2.3.1 (456) */
                 appVersion?: string;
             };
+            /** @description HMAC(project pepper, sub) of the signed-in person it was made for (an opaque hash); only when signed in (docs/subjects.md) */
+            subjectHash?: string;
         };
         ConsentStats: {
             buckets: {
@@ -1891,6 +1962,14 @@ export interface components {
             /** @description ISO 8601 UTC with milliseconds */
             createdAt: string;
         };
+        SubjectSecret: {
+            /** @description subsec_ and its first 6 characters */
+            secretPrefix: string;
+            /** @description ISO 8601 UTC with milliseconds */
+            createdAt: string;
+            /** @description Until when tokens signed with the previous secret are still accepted (24 hours after a rotation); null when none */
+            previousValidUntil: string | null;
+        };
         Notification: {
             id: string;
             /** @description consent, billing, ... (open list) */
@@ -1952,7 +2031,7 @@ export interface components {
                 via: string | null;
             };
             /** @enum {string} */
-            action: "organization.created" | "project.created" | "project.updated" | "consent.category_created" | "consent.category_updated" | "consent.category_deleted" | "consent.purpose_created" | "consent.purpose_updated" | "consent.purpose_deleted" | "consent.notice_updated" | "consent.draft_replaced" | "consent.experience_updated" | "consent.published" | "api_key.created" | "api_key.revoked" | "allowed_origins.updated" | "webhook.created" | "webhook.updated" | "webhook.secret_rotated" | "webhook.tested" | "scan.started" | "scan.schedule_updated" | "ledger.settings_updated" | "member.invited" | "member.invitation_declined" | "member.invitation_cancelled" | "member.added" | "member.role_changed" | "member.removed" | "member.left" | "billing.trial_started" | "billing.checkout_started" | "billing.subscription_canceled" | "account.password_changed";
+            action: "organization.created" | "project.created" | "project.updated" | "consent.category_created" | "consent.category_updated" | "consent.category_deleted" | "consent.purpose_created" | "consent.purpose_updated" | "consent.purpose_deleted" | "consent.notice_updated" | "consent.draft_replaced" | "consent.experience_updated" | "consent.published" | "api_key.created" | "api_key.revoked" | "allowed_origins.updated" | "webhook.created" | "webhook.updated" | "webhook.secret_rotated" | "webhook.tested" | "subject.secret_created" | "subject.secret_rotated" | "subject.erased" | "scan.started" | "scan.schedule_updated" | "ledger.settings_updated" | "member.invited" | "member.invitation_declined" | "member.invitation_cancelled" | "member.added" | "member.role_changed" | "member.removed" | "member.left" | "billing.trial_started" | "billing.checkout_started" | "billing.subscription_canceled" | "account.password_changed";
             target: {
                 type: string;
                 id: string;
@@ -5524,6 +5603,203 @@ export interface operations {
             };
         };
     };
+    SdkIdentify: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    installationId: string;
+                    /** @description The subject token: an HS256 JWT the operator’s backend signed (docs/subjects.md) */
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Signed in; the decision the installation follows, or null */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        decision: {
+                            versionId: string;
+                            consentHash: string;
+                            choices: {
+                                [key: string]: boolean;
+                            };
+                            /** @description ISO 8601 UTC with milliseconds */
+                            createdAt: string;
+                        } | null;
+                    };
+                };
+            };
+            /** @description invalid_body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_key, or invalid_subject_token (bad, forged, expired, wrong audience, exp over 24 h ahead, or no subject secret): nothing changed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description revoked_key or origin_not_allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large (over 16 KiB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited (Retry-After, X-RateLimit-*) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected error (logged with the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or overloaded; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    SdkForget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    installationId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Signed out (also when it was not signed in) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                    };
+                };
+            };
+            /** @description invalid_body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description revoked_key or origin_not_allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large (over 16 KiB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited (Retry-After, X-RateLimit-*) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected error (logged with the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or overloaded; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     RecordConsent: {
         parameters: {
             query?: never;
@@ -7616,6 +7892,241 @@ export interface operations {
             };
         };
     };
+    SubjectSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Subject secret */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        subjectSecret: components["schemas"]["SubjectSecret"] | null;
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Role insufficient */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not a member, or no such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected error (logged with the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or overloaded; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    RotateSubjectSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Made or rotated */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        subjectSecret: components["schemas"]["SubjectSecret"];
+                        /** @description subsec_ plus 43 base62 characters, shown only now: the HS256 key (its UTF-8 bytes) */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Role insufficient */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not a member, or no such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large: the body is over the route’s limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected error (logged with the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or overloaded; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    DeleteSubject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                subjectHash: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Erased */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        subjectHash: string;
+                        unlinkedInstallations: number;
+                    };
+                };
+            };
+            /** @description Validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Role insufficient */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not a member, or no such subject */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected error (logged with the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or overloaded; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     Notifications: {
         parameters: {
             query?: {
@@ -8442,7 +8953,7 @@ export interface operations {
                 /** @description nextCursor of the previous page */
                 cursor?: string;
                 projectId?: string;
-                action?: "organization.created" | "project.created" | "project.updated" | "consent.category_created" | "consent.category_updated" | "consent.category_deleted" | "consent.purpose_created" | "consent.purpose_updated" | "consent.purpose_deleted" | "consent.notice_updated" | "consent.draft_replaced" | "consent.experience_updated" | "consent.published" | "api_key.created" | "api_key.revoked" | "allowed_origins.updated" | "webhook.created" | "webhook.updated" | "webhook.secret_rotated" | "webhook.tested" | "scan.started" | "scan.schedule_updated" | "ledger.settings_updated" | "member.invited" | "member.invitation_declined" | "member.invitation_cancelled" | "member.added" | "member.role_changed" | "member.removed" | "member.left" | "billing.trial_started" | "billing.checkout_started" | "billing.subscription_canceled" | "account.password_changed";
+                action?: "organization.created" | "project.created" | "project.updated" | "consent.category_created" | "consent.category_updated" | "consent.category_deleted" | "consent.purpose_created" | "consent.purpose_updated" | "consent.purpose_deleted" | "consent.notice_updated" | "consent.draft_replaced" | "consent.experience_updated" | "consent.published" | "api_key.created" | "api_key.revoked" | "allowed_origins.updated" | "webhook.created" | "webhook.updated" | "webhook.secret_rotated" | "webhook.tested" | "subject.secret_created" | "subject.secret_rotated" | "subject.erased" | "scan.started" | "scan.schedule_updated" | "ledger.settings_updated" | "member.invited" | "member.invitation_declined" | "member.invitation_cancelled" | "member.added" | "member.role_changed" | "member.removed" | "member.left" | "billing.trial_started" | "billing.checkout_started" | "billing.subscription_canceled" | "account.password_changed";
                 /** @description json (default) or csv */
                 format?: "json" | "csv";
             };

@@ -26,6 +26,7 @@ import { CORE_VERSION } from './public';
 import { createQueue, type Receipt } from './queue';
 import { createStore, memoryStorage } from './store';
 import { randomId, uuid } from './random';
+import { signedIn, subjects } from './subjects';
 import { webViewScript, webViewUrl } from './webview';
 
 export { CORE_VERSION } from './public';
@@ -195,7 +196,8 @@ export function createConsent(options: CoreOptions): ConsentCore {
    * version and newer than the one here.
    */
   async function adoptElsewhere(): Promise<void> {
-    if (!config || !(await store.read<boolean>('elsewhere', (v) => v === true))) return;
+    // Signed in (subjects.ts), the person may have decided on another device or site: asked on every refresh.
+    if (!config || !((await store.read<boolean>('elsewhere', (v) => v === true)) || (await signedIn(store)))) return;
     try {
       const remote = await http.decision(installation);
       await store.write('elsewhere', undefined);
@@ -384,6 +386,7 @@ export function createConsent(options: CoreOptions): ConsentCore {
       for (const k of remove) await writer.remove(k);
       for (const [k, v] of Object.entries(set)) await (typeof v == 'number' ? writer.setInt(k, v) : writer.setString(k, v));
     },
+    ...subjects({ base, publicKey, fetch: fetchFn, store, installation: () => installation, refresh, reportError }),
     webViewUrl(url) {
       void store.write('elsewhere', true);
       return webViewUrl(url, installation);

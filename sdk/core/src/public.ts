@@ -190,6 +190,15 @@ export interface ConsentCore {
   firebaseConsent(): FirebaseConsent;
   inAppKeys(): Promise<InAppKeys>;
   writeInAppKeys(writer: InAppKeyWriter): Promise<void>;
+  /**
+   * Signs this installation in as the person a subject token names (an HS256 JWT the app's backend signs with the
+   * project's subject secret: docs/subjects.md). The person's newest decision, made on any of their devices or sites,
+   * is adopted without a banner or a receipt while it is for the current version; later refreshes keep asking for it.
+   * Resolves false with an error event (`invalid_subject_token`, `network_error`, ...) when refused: nothing changed.
+   */
+  identify(token: string): Promise<boolean>;
+  /** Signs this installation out (call it on sign-out): its decision is its own again. False with an error event when the service could not be told. */
+  forget(): Promise<boolean>;
   webViewUrl(url: string): string;
   webViewScript(): string;
   destroy(): void;

@@ -3,7 +3,7 @@
 // it into an error event). Writes never reject either: a failed one is reported the same way. Writes to one key leave in the order they were made, whatever the storage does.
 import type { KeyValueStorage } from './public';
 
-export type Slot = 'config' | 'decision' | 'installation' | 'queue' | 'dismissed' | 'elsewhere' | 'vendorList';
+export type Slot = 'config' | 'decision' | 'installation' | 'queue' | 'dismissed' | 'elsewhere' | 'vendorList' | 'subject';
 
 /** In memory: the documented default, nothing survives a restart. */
 export function memoryStorage(): KeyValueStorage {

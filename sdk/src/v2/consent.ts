@@ -64,7 +64,7 @@ export class Consent {
     /** The browser sent Global Privacy Control. */
     readonly gpc: boolean,
     /** The installation id receipts are filed under, for the given project. */
-    private readonly installation: (projectId: string) => string,
+    readonly installation: (projectId: string) => string,
   ) {}
 
   get mode(): Mode {

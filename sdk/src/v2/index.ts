@@ -132,6 +132,12 @@ async function start(key: string, base: string, options: InitOptions): Promise<C
   }
   const projectId = consent.config!.projectId;
   let destroyed = false;
+  // identify() and forget() live in more.js (docs/subjects.md): the core's budget stays for every page. A token
+  // signs in, null signs out; more.js that cannot load rejects here too (a TypeError), as any failure of the call.
+  const subject = async (token: string | null) => {
+    await (more ||= await loadFile(base, 'more.js', 'ConsentMore'))!.subject(consent, token);
+    ui.refresh();
+  };
   const client: ConsentClient = Object.freeze({
     hasConsent: has,
     getConsent: () => consent.state(),
@@ -144,6 +150,8 @@ async function start(key: string, base: string, options: InitOptions): Promise<C
       consent.markPreferences();
       return `${base}/preferences?key=${encodeURIComponent(key)}#i=${installation(projectId)}`;
     },
+    identify: subject,
+    forget: () => subject(null),
     decorate(url: string) {
       const u = new URL(url, location.href);
       u.hash += (u.hash && '&') + 'i=' + installation(projectId);

@@ -7,12 +7,14 @@
 // - after init and every decision: cookies of denied purposes removed (experience.cookies), the shared cookie
 //   written, and the vendors' consent APIs updated (integrations.js, loaded from here only where configured).
 // The core's storage keys are read and written directly: ../storage.ts and consent.ts own their meaning.
-import type { Api, SdkConfig } from './api';
+import type { Api, RemoteDecision, SdkConfig } from './api';
+import type { Consent } from './consent';
 import { removeCookies } from './blocking';
 import { loadFile } from './gpp-stub';
 import type * as Integrations from './integrations';
 
 const INSTALLATION = 'consent:installationId';
+const subjectKey = (projectId: string) => 'consent:subject:' + projectId;
 const decisionKey = (projectId: string) => 'consent:' + projectId;
 const ID = /^[A-Za-z0-9_-]{8,64}$/;
 /** 395 days, the longest a project may keep a decision (reconsentAfterDays). */
@@ -79,7 +81,7 @@ function readCookie(name: string): Shared | undefined {
 let integrations: typeof Integrations | undefined;
 
 export async function ready(config: SdkConfig, base: string, api: Api, installation: (projectId: string) => string): Promise<void> {
-  const { projectId, version, mode } = config;
+  const { projectId } = config;
   if (config.experience.integrations) integrations = await loadFile(base, 'integrations.js', 'ConsentIntegrations');
   const marker = 'consent:prefs:' + projectId;
   const carried = /(^#|&)i=([A-Za-z0-9_-]{8,64})$/.exec(location.hash);
@@ -91,24 +93,75 @@ export async function ready(config: SdkConfig, base: string, api: Api, installat
     history.replaceState(history.state, '', location.pathname + location.search + rest);
     if (rest) document.getElementById(decodeURIComponent(rest.slice(1)))?.scrollIntoView();
   }
+  tellScope(config);
   const shared = sharedDomain(config) && readCookie(cookieName(projectId));
   if (shared) {
     if (!carried && shared.i && ID.test(shared.i)) write(INSTALLATION, shared.i);
     const local = parse<Shared['d']>(read(decisionKey(projectId)));
     if (shared.d?.consentHash && shared.d.choices && !(local && local.decidedAt >= shared.d.decidedAt)) write(decisionKey(projectId), JSON.stringify(shared.d));
   }
+  // Signed in, identify() keeps the marker: the person may have decided on another device since, so every init asks.
   if (read(marker)) {
     try {
-      const remote = await api.getDecision(installation(projectId));
-      remove(marker);
-      const local = parse<Shared['d']>(read(decisionKey(projectId)));
-      if (remote?.consentHash === version.consentHash && !(local && local.consentHash === remote.consentHash && local.decidedAt >= remote.createdAt)) {
-        write(decisionKey(projectId), JSON.stringify({ consentHash: remote.consentHash, versionNumber: version.number, choices: remote.choices, decidedAt: remote.createdAt, mode }));
-      }
+      adopt(config, await api.getDecision(installation(projectId)));
+      if (!read(subjectKey(projectId))) remove(marker);
     } catch {
       // The next init tries again.
     }
   }
+}
+
+const descriptions = new WeakMap<SdkConfig, string>();
+
+/**
+ * Signed in, the notice says the choice applies on the person's signed-in devices (the UI string `signedInScope`
+ * after its description: the banner, the preferences dialog and TCF's first layer all show it, as TCF Policies
+ * 5.0.b ask of the first layer); signed out, the description alone again.
+ */
+function tellScope(config: SdkConfig): void {
+  const notice = config.config.notice;
+  const own = descriptions.get(config) ?? notice.description;
+  descriptions.set(config, own);
+  notice.description = read(subjectKey(config.projectId)) && config.ui.signedInScope ? `${own} ${config.ui.signedInScope}` : own;
+}
+
+/** Keeps a decision made elsewhere when it is for the current consentHash and newer than this device's own. */
+function adopt({ projectId, version, mode }: SdkConfig, remote: RemoteDecision | null): void {
+  const local = parse<Shared['d']>(read(decisionKey(projectId)));
+  if (remote?.consentHash === version.consentHash && !(local && local.consentHash === remote.consentHash && local.decidedAt >= remote.createdAt)) {
+    write(decisionKey(projectId), JSON.stringify({ consentHash: remote.consentHash, versionNumber: version.number, choices: remote.choices, decidedAt: remote.createdAt, mode }));
+  }
+}
+
+/**
+ * client.identify(token) with the token (anything but a string: the service refuses it), client.forget() with null.
+ * identify: the service checks the token, links the installation to the person and answers the
+ * decision it now follows (the newer of this device's and the person's); adopted as /decision's answer is,
+ * recording nothing. A refused token rejects and changes nothing here either.
+ */
+export async function subject(consent: Consent, token: string | null): Promise<void> {
+  const { api, config } = consent as Consent & { config: SdkConfig };
+  const installationId = consent.installation(config.projectId);
+  if (token === null) return forget(config, api, installationId);
+  const answer = await api.call('v2/identify', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ installationId, token }),
+  });
+  write(subjectKey(config.projectId), '1');
+  write('consent:prefs:' + config.projectId, '1');
+  adopt(config, answer?.decision || null);
+  tellScope(config);
+  // The core reads its state again (the config from the browser's cache; ready() asks /decision once more).
+  await consent.load(config.locale);
+}
+
+/** client.forget(): signed out; the decision stored here stays this device's own. */
+async function forget(config: SdkConfig, api: Api, installationId: string): Promise<void> {
+  await api.call('v2/forget', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ installationId }) });
+  remove(subjectKey(config.projectId));
+  remove('consent:prefs:' + config.projectId);
+  tellScope(config);
 }
 
 /** After init and after every decision: cookies of denied purposes go, the shared cookie holds the state, the vendors follow it. */

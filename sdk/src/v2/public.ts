@@ -95,6 +95,16 @@ export interface ConsentClient {
    * decision made under it (through `/decision`).
    */
   decorate(url: string): string;
+  /**
+   * Signs this installation in as the person a subject token names (an HS256 JWT the operator's backend signs
+   * with the project's subject secret: docs/subjects.md). The service keeps only a hash of `sub`. The person's
+   * newest decision is adopted without a banner and without a new receipt while it is for the current version;
+   * the banner and preferences then say the choice applies on the person's signed-in devices. Rejects with
+   * `invalid_subject_token` (nothing changed) for a bad, expired or foreign token.
+   */
+  identify(token: string): Promise<void>;
+  /** Signs this installation out (call it on sign-out): its decision is its own again. */
+  forget(): Promise<void>;
 
   /** Removes the UI; a later `init` with the same key starts a fresh client. */
   destroy(): void;

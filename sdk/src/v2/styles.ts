@@ -6,15 +6,15 @@ const DARK = '--bg:var(--cs-dark-bg,#1d1e21);--fg:var(--cs-dark-fg,#eceef1);--mu
 
 export const STYLES = `
 *{box-sizing:border-box}
-.w{--bg:var(--cs-bg,#fff);--fg:var(--cs-fg,#1b1b1b);--mu:var(--cs-muted,#555);--ln:var(--cs-link,#0b50c9);--pr:var(--cs-primary,var(--np,#1f4fd1));--op:var(--cs-on-primary,var(--nop,#fff));--r:var(--cs-radius,8px);font:var(--cs-font,14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif);color:var(--fg)}
+.w{--bg:var(--cs-bg,#fff);--fg:var(--cs-fg,#1b1b1b);--mu:var(--cs-muted,#555);--ln:var(--cs-link,#0b50c9);--pr:var(--cs-primary,var(--np,#1f4fd1));--op:var(--cs-on-primary,var(--nop,#fff));--r:var(--cs-radius,8px);font:var(--cs-font,14px/1.5 system-ui,sans-serif);color:var(--fg)}
 .dark{${DARK}}
-@media (prefers-color-scheme:dark){.auto{${DARK}}}
-.banner,.dialog{background:var(--bg);color:var(--fg);border-radius:var(--r);box-shadow:0 4px 24px rgba(0,0,0,.35);max-height:calc(100vh - 16px);overflow:auto}
+@media(prefers-color-scheme:dark){.auto{${DARK}}}
+.banner,.dialog{background:var(--bg);color:var(--fg);border-radius:var(--r);box-shadow:0 4px 24px #00000059;max-height:calc(100vh - 16px);overflow:auto}
 .banner{position:fixed;left:8px;right:8px;bottom:8px;max-width:760px;margin:0 auto;padding:16px;animation:in .25s ease-out}
-@keyframes in{from{transform:translateY(24px);opacity:0}}
-.backdrop{position:fixed;inset:0;background:rgba(0,0,0,.55);display:flex;align-items:center;justify-content:center;padding:8px}
+@keyframes in{from{translate:0 24px;opacity:0}}
+.backdrop{position:fixed;inset:0;background:#0000008c;display:flex;align-items:center;justify-content:center;padding:8px}
 .dialog{width:100%;max-width:560px;padding:20px}
-.dialog:focus,.w:focus{outline:none}
+.dialog:focus,.w:focus{outline:0}
 .head{display:flex;align-items:center;gap:8px;margin-bottom:8px}
 .head div{flex:1}
 h2{font-size:18px;margin:0}
@@ -35,12 +35,12 @@ small{display:block}
 .actions{display:flex;gap:8px;flex-wrap:wrap}
 button{flex:1 1 0;min-height:44px;padding:8px 16px;font:inherit;font-weight:600;cursor:pointer;border-radius:calc(var(--r) - 2px);border:2px solid var(--pr);background:var(--bg);color:var(--fg)}
 .primary{background:var(--pr);color:var(--op)}
-.manage{flex:0 1 auto;border-color:transparent;text-decoration:underline}
-@media (max-width:480px){.actions{flex-direction:column}.actions button{flex:none}}
+.manage{flex:0 1 auto;border-color:#0000;text-decoration:underline}
+@media(max-width:480px){.actions{flex-direction:column}.actions button{flex:none}}
 [aria-busy=true] button{opacity:.6;cursor:progress}
-.close{flex:none;min-height:0;padding:2px 10px;border-color:transparent;font-size:22px;line-height:1}
+.close{flex:none;min-height:0;padding:2px 10px;border-color:#0000;font-size:22px;line-height:1}
 :focus-visible{outline:3px solid var(--fg);outline-offset:2px}
 .error{color:var(--er,#c4001a);margin:8px 0 0}
 .error:empty,.sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
-@media (prefers-reduced-motion:reduce){*{animation:none!important;transition:none!important}}
+@media(prefers-reduced-motion:reduce){*{animation:none!important;transition:none!important}}
 `;

@@ -153,8 +153,9 @@ const mount: MountTcf = async (consent, changed, onError, coreUi) => {
     return coreUi(consent, changed, onError);
   }
 
+  // After identify() or forget() (docs/subjects.md): the page and listeners follow; the TCF layers are not redrawn.
   function ui(show: boolean): Ui {
-    return tcfUi(consent, settings!, vendorList, show, async (choice, action) => {
+    const drawn = tcfUi(consent, settings!, vendorList, show, async (choice, action) => {
       l ||= await vendorList();
       gvl ||= encodingGvlOf(l);
       pending = encode(gvl, settings!, choice, config.locale);
@@ -165,6 +166,7 @@ const mount: MountTcf = async (consent, changed, onError, coreUi) => {
       publishGpp(current.tcString, false);
       changed();
     }, () => current && cmp.update(current.tcString, true), onError);
+    return { ...drawn, refresh: changed };
   }
 };
 export default mount;
@@ -200,7 +202,7 @@ function h(tag: string, attrs: Record<string, string | boolean> = {}, ...childre
   return el;
 }
 
-function tcfUi(consent: Consent, settings: TcfSettings, vendorList: () => Promise<VendorList>, show: boolean, decide: Decide, reopened: () => void, onError: (err: ConsentError) => void): Ui {
+function tcfUi(consent: Consent, settings: TcfSettings, vendorList: () => Promise<VendorList>, show: boolean, decide: Decide, reopened: () => void, onError: (err: ConsentError) => void): Omit<Ui, 'refresh'> {
   const { config, ui, dir, locale, experience } = consent.config!;
   const say = (k: string, n?: number) => (ui[k] || EN[k] || '').replace('{n}', String(n));
   const host = h('consent-sdk', { id: 'consent-sdk-root' });

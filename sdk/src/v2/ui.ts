@@ -60,6 +60,11 @@ export function dialogKeys(root: ShadowRoot, close: () => void): void {
 export interface Ui {
   showPreferences(): void;
   destroy(): void;
+  /**
+   * After identify() or forget() changed the state: the page follows it (the `decided` callback: listeners, tags) and
+   * the banner is drawn again (the TCF banner's layers are not: docs/subjects.md, Limits).
+   */
+  refresh(): void;
 }
 
 export function mountUi(consent: Consent, decided: () => void, onError: (err: ConsentError) => void): Ui {
@@ -251,6 +256,7 @@ export function mountUi(consent: Consent, decided: () => void, onError: (err: Co
 
   return {
     showPreferences: () => destroyed || openDialog(),
+    refresh: () => (decided(), close()),
     destroy() {
       destroyed = true;
       host.remove();

@@ -22,6 +22,8 @@ export const screensMutationUpdates: Record<string, UpdateResolver> = {
   putWebhook: (_r, args, cache) => cache.invalidate(project(args), 'webhook'),
   rotateWebhookSecret: (_r, args, cache) => cache.invalidate(project(args), 'webhook'),
   testWebhook: (_r, args, cache) => cache.invalidate(project(args), 'webhook'),
+  // signed-in visitors: the secret's prefix and dates have no id of their own
+  rotateSubjectSecret: (_r, args, cache) => cache.invalidate('Query', 'subjectSecret', { projectId: String(args.projectId) }),
   // notifications: the list and the layout's unread badge
   markNotificationRead: (_r, _args, cache) => invalidateField(cache, 'Query', 'notifications'),
   markAllNotificationsRead: (_r, _args, cache) => invalidateField(cache, 'Query', 'notifications'),
@@ -84,6 +86,9 @@ export const screensEmbeddedTypes = [
   'ScanFinding',
   'ScanSchedule',
   'ScanSubject',
+  'ErasedSubject',
+  'SubjectSecret',
+  'SubjectSecretWithSecret',
   'Webhook',
   'WebhookDeliveriesConnection',
   'WebhookDeliveriesConnectionEdge',
