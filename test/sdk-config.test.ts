@@ -103,8 +103,9 @@ describe('GET /api/sdk/v1/config', () => {
     });
     expect(res.status).toBe(204);
     expect(res.headers.get('access-control-allow-origin')).toBe('https://shop.example');
-    // X-Consent-Installation: GET /api/sdk/v2/decision (extensions.md section 3).
-    expect(res.headers.get('access-control-allow-headers')).toBe('Authorization, Content-Type, If-None-Match, X-Consent-Installation');
+    // X-Consent-Installation: GET /api/sdk/v2/decision (extensions.md section 3); Idempotency-Key: the consent POST
+    // (section 13).
+    expect(res.headers.get('access-control-allow-headers')).toBe('Authorization, Content-Type, If-None-Match, X-Consent-Installation, Idempotency-Key');
     expect(res.headers.get('access-control-allow-methods')).toContain('GET');
   });
 });

@@ -199,6 +199,7 @@ export async function enabledChangeControls(page: Page, allowed: RegExp): Promis
     for (const element of document.querySelectorAll<HTMLElement>('main button, main input, main select, main textarea')) {
       if ((element as HTMLButtonElement).disabled || element.closest('[hidden]') || element.closest('fieldset:disabled')) continue;
       if (element.closest('.editor-preview')) continue; // the preview's own controls change nothing on the server
+      if (element.getAttribute('role') === 'tab') continue; // choosing a tab (the install screen's snippets) only shows another panel
       const name = (element.getAttribute('aria-label') || element.textContent || (element as HTMLInputElement).name || element.tagName).trim();
       if (allowedNames.test(name)) continue;
       found.push(`${element.tagName.toLowerCase()} "${name}"`);
