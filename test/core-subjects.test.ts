@@ -71,8 +71,11 @@ describe('an app and a site sharing one person', () => {
     expect(await app.identify('forged.token.here')).toBe(false);
     expect(errors.map((e) => e.code)).toEqual(['invalid_subject_token']);
     expect(app.shouldShowBanner()).toBe(true);
+    expect(app.getState().signedIn).toBe(false);
 
     expect(await app.identify(await tokenFor('member-9'))).toBe(true);
+    // The state says so, and the default UI tells the person their choice follows them (ui.signedInScope).
+    expect(app.getState().signedIn).toBe(true);
     expect(app.shouldShowBanner()).toBe(false);
     expect(app.isAllowed('analytics')).toBe(false);
     expect(app.getState().pendingReceipts).toBe(0);
@@ -91,11 +94,13 @@ describe('an app and a site sharing one person', () => {
     app.destroy();
     const second = launch();
     await second.init();
+    expect(second.getState().signedIn).toBe(true);
     await until(() => second.isAllowed('analytics'), (allowed) => allowed === false, 'the next launch to adopt the site decision');
     expect(second.shouldShowBanner()).toBe(false);
 
     // Signed out in the app: the service answers the app's installation its own decision, not the site's newer one.
     expect(await second.forget()).toBe(true);
+    expect(second.getState().signedIn).toBe(false);
     await site.decide(true);
     const own = await server.request('GET', '/api/sdk/v2/decision', { token: t.key.secret, headers: { 'X-Consent-Installation': storage.slot('installation') } });
     expect(own.body.decision).toMatchObject({ createdAt: fromApp.createdAt });

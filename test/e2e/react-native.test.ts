@@ -5,6 +5,7 @@
 // too. Screenshots go to test-artifacts/react-native/.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { SignJWT } from 'jose';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { TestServer } from '../helpers/server.js';
@@ -89,7 +90,7 @@ async function appProject(over: { experience?: Record<string, unknown>; primaryC
 
 // --- Page helpers: by role and name, as a person (and a screen reader) finds things ---
 
-async function openApp(project: SiteProject, options: { locale?: string; headless?: boolean; refuseDecisionWrites?: boolean } = {}): Promise<void> {
+async function openApp(project: SiteProject, options: { locale?: string; headless?: boolean; refuseDecisionWrites?: boolean; subjectToken?: string } = {}): Promise<void> {
   await page.goto(demo.page({ publicKey: project.key, apiBaseUrl: serviceUrl, ...options }));
   await expect.poll(status).not.toBe('Loading…');
 }
@@ -319,6 +320,26 @@ describe('the default banner and preferences sheet', () => {
     expect(toggle.x).toBeLessThan(name.x);
     expect(await axeViolations(sheet())).toEqual([]);
     await shoot('sheet-rtl');
+  });
+});
+
+describe('a signed-in person (extensions.md section 14)', () => {
+  it('the banner and the sheet say the choice applies on their signed-in devices; signed out, they do not', async () => {
+    const project = await appProject();
+    const made = await server.request('POST', `/api/platform/projects/${project.projectId}/subject-secret`, { token: project.ownerToken });
+    expect(made.status, made.text).toBe(200);
+    const token = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('member-42').setAudience(project.projectId).setIssuedAt()
+      .setExpirationTime('1h').sign(new TextEncoder().encode(made.body.secret));
+    const scope = 'You are signed in: your choice applies on every device where you are signed in to your account.';
+    await openApp(project);
+    await expect.poll(() => banner().isVisible()).toBe(true);
+    expect(await banner().getByText(scope).count()).toBe(0);
+    await openApp(project, { subjectToken: token });
+    await expect.poll(() => banner().getByText(scope).count()).toBe(1);
+    await shoot('banner-signed-in');
+    await page.getByTestId('open-privacy-settings').click();
+    await expect.poll(() => sheet().getByText(scope).count()).toBe(1);
+    expect(await axeViolations(sheet())).toEqual([]);
   });
 });
 

@@ -138,6 +138,9 @@ export function createConsent(options: CoreOptions): ConsentCore {
   const needsConsent = () => !!config && needsBanner(config.mode, inForce, dismissed);
   const has = (key: string) => allowed(config?.config.purposes.find((p) => p.key === key), config?.mode || 'opt-in', inForce, () => false);
 
+  /** Signed in on this installation (identify() without forget() since): the person's decision follows them. */
+  let signedInNow = false;
+
   function getState(): CoreState {
     const choices: Record<string, boolean> = {};
     for (const p of config?.config.purposes || []) choices[p.key] = has(p.key);
@@ -154,6 +157,7 @@ export function createConsent(options: CoreOptions): ConsentCore {
       // The same shapes, declared twice (public.ts may not import): the compiler checks they agree.
       config: (config ?? null) satisfies ConsentConfig | null,
       pendingReceipts: queue.size(),
+      signedIn: signedInNow,
     };
   }
 
@@ -237,6 +241,7 @@ export function createConsent(options: CoreOptions): ConsentCore {
     }
     stored = d;
     dismissedMarker = dm;
+    signedInNow = await signedIn(store);
     installation = i || randomId();
     if (!i) void store.write('installation', installation);
     recompute();
@@ -317,6 +322,7 @@ export function createConsent(options: CoreOptions): ConsentCore {
     }
   }
 
+  const subject = subjects({ base, publicKey, fetch: fetchFn, store, installation: () => installation, refresh, reportError });
   const core: ConsentCore = {
     init() {
       return (started ||= start().catch((err) => {
@@ -386,7 +392,19 @@ export function createConsent(options: CoreOptions): ConsentCore {
       for (const k of remove) await writer.remove(k);
       for (const [k, v] of Object.entries(set)) await (typeof v == 'number' ? writer.setInt(k, v) : writer.setString(k, v));
     },
-    ...subjects({ base, publicKey, fetch: fetchFn, store, installation: () => installation, refresh, reportError }),
+    // Signed in or out: the state says so (the default UI then says the choice follows the person: docs/subjects.md).
+    async identify(token) {
+      const done = await subject.identify(token);
+      signedInNow = await signedIn(store);
+      emit();
+      return done;
+    },
+    async forget() {
+      const done = await subject.forget();
+      signedInNow = await signedIn(store);
+      emit();
+      return done;
+    },
     webViewUrl(url) {
       void store.write('elsewhere', true);
       return webViewUrl(url, installation);

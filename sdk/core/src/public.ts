@@ -130,6 +130,11 @@ export interface CoreState {
   config: ConsentConfig | null;
   /** Receipts queued and not yet acknowledged by the service. */
   pendingReceipts: number;
+  /**
+   * Signed in on this installation (`identify()` without `forget()` since): the person's decision follows them across
+   * their devices, and the UI says so (the config's `ui.signedInScope`, docs/subjects.md).
+   */
+  signedIn: boolean;
 }
 
 /** Every failure is reported here, never thrown: `code` as the browser SDK's ConsentError, `status` 0 without a response. */

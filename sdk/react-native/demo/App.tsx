@@ -1,6 +1,7 @@
 // A small shop app with the consent banner: what the package's README describes, and what the browser test of
 // the React Native package clicks (test/e2e/react-native.test.ts renders it through react-native-web).
 import AsyncStorage from '@react-native-async-storage/async-storage';
+import { useEffect } from 'react';
 import { Pressable, StyleSheet, Text, View } from 'react-native';
 import { ConsentProvider, useConsent, useFirebaseConsent, useIsAllowed } from '../src';
 
@@ -12,6 +13,8 @@ export interface DemoOptions {
   headless?: boolean;
   /** A full disk when a decision is stored (the test of the sheet's "could not be saved"). */
   refuseDecisionWrites?: boolean;
+  /** The person signed in: the token the app's backend signed (docs/subjects.md), handed to identify() once ready. */
+  subjectToken?: string;
 }
 
 // AsyncStorage, refusing to store a decision when asked to.
@@ -21,7 +24,7 @@ const fullDisk = {
   removeItem: (key: string) => AsyncStorage.removeItem(key),
 };
 
-export function DemoApp({ publicKey, apiBaseUrl, locale, headless, refuseDecisionWrites }: DemoOptions) {
+export function DemoApp({ publicKey, apiBaseUrl, locale, headless, refuseDecisionWrites, subjectToken }: DemoOptions) {
   return (
     <ConsentProvider
       publicKey={publicKey}
@@ -32,6 +35,7 @@ export function DemoApp({ publicKey, apiBaseUrl, locale, headless, refuseDecisio
       source={{ appId: 'com.acme.shop', appVersion: '1.4.0' }}
     >
       <Shop />
+      {subjectToken && <SignIn token={subjectToken} />}
       {headless && <OwnBanner />}
     </ConsentProvider>
   );
@@ -67,6 +71,15 @@ function Shop() {
       </Pressable>
     </View>
   );
+}
+
+/** After the person signs in, the app hands the core their subject token (as an app's sign-in screen would). */
+function SignIn({ token }: { token: string }) {
+  const { core, ready } = useConsent();
+  useEffect(() => {
+    if (core && ready) void core.identify(token);
+  }, [core, ready, token]);
+  return null;
 }
 
 /** Headless mode: the app's own words and layout, the state and actions from the hook. */

@@ -37,6 +37,12 @@ export function ConsentBanner({ bottomInset = 0 }: ConsentBannerProps) {
         {t.title}
       </Text>
       <Text style={[styles.description, align(t.rtl), { color: p.text }]}>{t.description}</Text>
+      {/* Signed in (identify()), the person is told the choice follows them (extensions.md section 14). */}
+      {consent.signedIn && !!t.signedInScope && (
+        <Text testID="consent-signed-in-scope" style={[styles.description, align(t.rtl), { color: p.text }]}>
+          {t.signedInScope}
+        </Text>
+      )}
       <PolicyLink url={t.privacyPolicyUrl} label={t.privacyPolicy} palette={p} rtl={t.rtl} />
       {/* Reading order is the order on screen: Reject all first (at the start edge), then Accept all, then Manage. */}
       {consent.mode === 'opt-in' ? (

@@ -73,6 +73,11 @@ export function ConsentPreferences() {
           </View>
           <ScrollView style={styles.body} contentContainerStyle={styles.bodyContent}>
             <Text style={[styles.description, align(t.rtl), { color: p.text }]}>{t.description}</Text>
+            {consent.signedIn && !!t.signedInScope && (
+              <Text testID="consent-signed-in-scope" style={[styles.description, align(t.rtl), { color: p.text }]}>
+                {t.signedInScope}
+              </Text>
+            )}
             <PolicyLink url={t.privacyPolicyUrl} label={t.privacyPolicy} palette={p} rtl={t.rtl} />
             {groups(config).map((group) => (
               <View key={group.name || '-'} style={styles.group}>

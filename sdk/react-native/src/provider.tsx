@@ -52,6 +52,7 @@ export const INITIAL_STATE: CoreState = {
   locale: null,
   config: null,
   pendingReceipts: 0,
+  signedIn: false,
 };
 
 export const ConsentContext = createContext<ConsentContextValue | null>(null);

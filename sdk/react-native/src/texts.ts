@@ -18,6 +18,8 @@ export interface Texts {
   /** Opt-out mode's control and the dismiss button of opt-out and notice modes. */
   doNotSell: string;
   noticeOk: string;
+  /** Said under the notice and atop the preferences when signed in: the choice applies on the person's signed-in devices. */
+  signedInScope: string;
   /** http(s) only; '' when the project has none (the link is then left out). */
   privacyPolicyUrl: string;
   rtl: boolean;
@@ -43,6 +45,7 @@ export function texts(config: ConsentConfig): Texts {
     privacyPolicy: ui('privacyPolicy'),
     doNotSell: ui('doNotSell'),
     noticeOk: ui('noticeOk'),
+    signedInScope: ui('signedInScope'),
     privacyPolicyUrl: /^https?:\/\//.test(url) ? url : '',
     rtl: config.dir === 'rtl',
     locale: config.locale,
