@@ -97,7 +97,12 @@ describe('when the database stops answering', () => {
     try {
       expect((await pgServer.request('GET', '/api/ready')).status).toBe(200);
       await admin.query(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
-      await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [name]);
+      // Every backend of the database gone before the probes ask: pg_terminate_backend only signals unless given a
+      // timeout, and a connection a worker was opening as the ALTER committed shows its database only once it is up
+      // (CI saw /api/health answer 200 from one). So terminate, waiting for each, until none is left.
+      await expect
+        .poll(async () => (await admin.query('SELECT count(pg_terminate_backend(pid, 5000))::int AS n FROM pg_stat_activity WHERE datname = $1', [name])).rows[0].n)
+        .toBe(0);
       const health = await pgServer.request('GET', '/api/health');
       expect(health.status).toBe(503);
       expect(health.body).toMatchObject({ status: 'error', checks: { database: 'error', migrations: 'error' } });
