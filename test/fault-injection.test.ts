@@ -3,7 +3,7 @@ import { operator, organization, project } from './helpers/fixtures.js';
 import { putDraft, publish } from './helpers/consent.js';
 import { createKey, sdkTeam } from './helpers/sdk.js';
 import { onPostgres, send, startTestServer, type TestServer } from './helpers/server.js';
-import { connectSql, killableService } from './helpers/service-process.js';
+import { connectSql, killableService, sendUntilKilled } from './helpers/service-process.js';
 
 // The receipt promise (decisions.md): a 201 means the receipt and its consent.updated outbox event are
 // committed, together. These tests make chosen statements fail with triggers installed in raw SQL and check
@@ -153,28 +153,8 @@ describe('a service process killed between commit and answer', () => {
     if (!onPostgres) await sql.end(); // the embedded database has one session: give it back to the service
 
     // Receipts keep arriving; the process is killed the moment the first one is answered.
-    const answered: string[] = [];
-    let killed = false;
-    const kill = () => {
-      if (!killed) service.child.kill('SIGKILL');
-      killed = true;
-    };
-    const posts = Array.from({ length: 40 }, async (_, i) => {
-      await new Promise((resolve) => setTimeout(resolve, i * 25));
-      if (killed) return;
-      try {
-        const res = await s.post(`inst-crash-${String(i).padStart(4, '0')}`);
-        if (res.status === 201) {
-          answered.push(res.body.id);
-          kill();
-        }
-      } catch {
-        // the connection died with the process: not answered
-      }
-    });
-    const safety = setTimeout(kill, 30_000);
-    await Promise.all(posts);
-    clearTimeout(safety);
+    const heard = await sendUntilKilled(service, 40, (i) => s.post(`inst-crash-${String(i).padStart(4, '0')}`));
+    const answered = [...heard.values()].map((res) => res.body.id as string);
     expect(await service.exited).toBeNull();
     expect(answered.length).toBeGreaterThan(0);
 

@@ -3,7 +3,7 @@ import { operator, organization, project } from './helpers/fixtures.js';
 import { putDraft, publish } from './helpers/consent.js';
 import { createKey } from './helpers/sdk.js';
 import { onPostgres, send, type TestServer } from './helpers/server.js';
-import { connectSql, killableService } from './helpers/service-process.js';
+import { connectSql, killableService, sendUntilKilled } from './helpers/service-process.js';
 
 // Issue 45, under fire: an app sends each decision with an Idempotency-Key and sends it again until it hears an
 // answer. The service is killed with SIGKILL while receipts are in flight (some committed and answered, some
@@ -47,28 +47,7 @@ describe('a service killed mid-send, the sends retried against a new instance', 
     if (!onPostgres) await sql.end(); // the embedded database has one session: give it back to the service
 
     // Sends keep arriving; the process is killed the moment the first one is answered.
-    const heard = new Map<number, string>();
-    let killed = false;
-    const kill = () => {
-      if (!killed) service.child.kill('SIGKILL');
-      killed = true;
-    };
-    const first = sends.map(async (_, i) => {
-      await new Promise((resolve) => setTimeout(resolve, i * 25));
-      if (killed) return;
-      try {
-        const res = await post(i);
-        if (res.status === 201) {
-          heard.set(i, res.text);
-          kill();
-        }
-      } catch {
-        // the connection died with the process: no answer
-      }
-    });
-    const safety = setTimeout(kill, 30_000);
-    await Promise.all(first);
-    clearTimeout(safety);
+    const heard = new Map([...(await sendUntilKilled(service, sends.length, post))].map(([i, res]) => [i, res.text]));
     expect(await service.exited).toBeNull();
     expect(heard.size).toBeGreaterThan(0);
 

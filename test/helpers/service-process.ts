@@ -154,3 +154,35 @@ export async function spawnScanner(env: Record<string, string>): Promise<Service
   if (outcome === 'exited') throw new Error(`scanner exited (${child.exitCode}) before it ran:\n${output}`);
   return { url: '', child, exited, output: () => output };
 }
+
+/**
+ * A crash mid-send (test/fault-injection.test.ts, test/sdk-idempotency-process.test.ts): `count` requests start 25 ms
+ * apart and `service` is SIGKILLed the moment the first is answered 201 (or after 30 s). Resolves with the answers
+ * heard by index once every request ended; requests the dying process left unanswered are not in it.
+ */
+export async function sendUntilKilled<R extends { status: number }>(service: ServiceProcess, count: number, send: (i: number) => Promise<R>): Promise<Map<number, R>> {
+  const heard = new Map<number, R>();
+  let killed = false;
+  const kill = () => {
+    if (!killed) service.child.kill('SIGKILL');
+    killed = true;
+  };
+  const safety = setTimeout(kill, 30_000);
+  await Promise.all(
+    Array.from({ length: count }, async (_, i) => {
+      await new Promise((resolve) => setTimeout(resolve, i * 25));
+      if (killed) return;
+      try {
+        const res = await send(i);
+        if (res.status === 201) {
+          heard.set(i, res);
+          kill();
+        }
+      } catch {
+        // the connection died with the process: no answer
+      }
+    }),
+  );
+  clearTimeout(safety);
+  return heard;
+}
