@@ -1,11 +1,13 @@
 // Where the consent POST's CPU goes: a V8 CPU profile of the service under load, summarised by layer.
 //   npx tsx bench/sdk-consent-profile.ts   (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test;
-//                                           BENCH_DATABASE_URL= for the embedded database)
+//                                           BENCH_DATABASE_URL= for the embedded database;
+//                                           IDEMPOTENCY_KEY=1 sends each request with a new Idempotency-Key)
 //
 // The service runs in this process; the load (CONCURRENCY connections, DURATION_MS) comes from a child process.
 // After a warm-up, node:inspector's profiler records the service's JavaScript while the load runs; every sample's
 // self time is charged to a layer by the script it ran in (its package, or our folder) and, for our code and the
 // pg driver, by the function. The raw profile is written to scratch/ for Chrome DevTools or speedscope.
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Session, type Profiler } from 'node:inspector/promises';
 import { loadFromChild } from './lib/load.js';
@@ -19,8 +21,12 @@ const DURATION_MS = Number(process.env.DURATION_MS ?? 10_000);
 // The service as `npm start` runs it (dist/); BENCH_FROM_SOURCE=1 runs src/ through tsx.
 const bench = await benchProject({}, { built: process.env.BENCH_FROM_SOURCE !== '1' });
 const { server } = bench;
-const requests = consentLoad(bench, { necessary: true, analytics: true, marketing: false });
-const load = () => loadFromChild({ port: server.port, connections: CONCURRENCY, durationMs: DURATION_MS, requests, expectStatus: 201 });
+const plain = consentLoad(bench, { necessary: true, analytics: true, marketing: false });
+const keyed = process.env.IDEMPOTENCY_KEY === '1';
+/** Each round's keys: a prefix new to the round and the request's number, never a repeat. */
+const requests = () =>
+  keyed ? { ...plain, template: plain.template.replace('Content-Type:', `Idempotency-Key: ${randomUUID()}-${plain.marker}\r\nContent-Type:`) } : plain;
+const load = () => loadFromChild({ port: server.port, connections: CONCURRENCY, durationMs: DURATION_MS, requests: requests(), expectStatus: 201 });
 
 await load(); // warm-up: JIT, caches, the key and version in memory
 const session = new Session();
@@ -76,6 +82,7 @@ console.log(
       machine: await machine(),
       database: process.env.BENCH_DATABASE_URL ? 'postgresql' : 'embedded',
       concurrency: CONCURRENCY,
+      idempotencyKey: keyed,
       receiptsPerSecond: Math.round(result.perSecond),
       p99Ms: Number(result.p99Ms.toFixed(1)),
       errors: result.errors,

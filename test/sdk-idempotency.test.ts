@@ -1,6 +1,8 @@
 // Issue 45: the consent POST's Idempotency-Key (docs/sdk-api.md, "Idempotency-Key"). A repeat answers the first
 // 201 byte for byte and leaves one receipt: stored, queued for the ledger, one webhook event, counted once.
+import { createHash } from 'node:crypto';
 import { createServer, request as httpRequest, type Server } from 'node:http';
+import canonicalize from 'canonicalize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { receiptId } from '../src/receipts/ids.js';
 import { IdempotencyKeyTaken, purgeExpiredIdempotencyKeys, requestHashOf } from '../src/sdk/idempotency.js';
@@ -64,6 +66,26 @@ describe('Idempotency-Key on POST /api/sdk/v1/consent', () => {
     expect(reordered.status).toBe(201);
     expect(reordered.text).toBe(first.text);
     expect((await traces(s.project.id)).receipts).toBe(1);
+  });
+
+  it('hashes the body as RFC 8785 canonical JSON, so keys taken before an upgrade still match their bodies', async () => {
+    // The stored hash is the body's canonical JSON (RFC 8785, as the `canonicalize` package writes it) hashed:
+    // whatever computes it must give the same bytes, or a retry across a deploy would be refused as another body.
+    const body = {
+      versionId: 'v_1',
+      consentHash: 'sha256:abc',
+      choices: { marketing: false, analytics: true, ads_2: true, Zeta: false },
+      installationId: 'inst_canonical_1',
+      timestamp: '2026-11-28T10:00:00.000+01:00',
+      locale: 'de-AT',
+      gpc: false,
+      source: { sdk: 'react-native', sdkVersion: '1.0.0', platform: 'ios', appVersion: '2.3.1 (456)', appId: 'com.example.shop' },
+      tcf: { tcString: 'CQ…', addtlConsent: '2~1.35~dv.' },
+      note: 'ä € 😀 "quoted" \\ \n',
+    };
+    expect(requestHashOf(body)).toBe(createHash('sha256').update(canonicalize(body)!).digest('hex'));
+    const reordered = Object.fromEntries(Object.entries(body).reverse());
+    expect(requestHashOf(reordered)).toBe(requestHashOf(body));
   });
 
   it('refuses the same key with another body: 409 idempotency_conflict, nothing stored', async () => {
@@ -171,6 +193,21 @@ describe('Idempotency-Key on POST /api/sdk/v1/consent', () => {
     expect(taken).toBeInstanceOf(IdempotencyKeyTaken);
     expect({ id: taken.taken.receiptId, createdAt: taken.taken.createdAt.toISOString() }).toEqual({ id: first.body.id, createdAt: first.body.createdAt });
     expect(await traces(s.project.id)).toEqual({ receipts: 4, ledger: 4, events: 4, counted: 4 });
+
+    // The same new key twice in one tick: the writer keeps the repeat out of the first's statement, and the next
+    // statement answers it with the first's receipt.
+    const twice = await Promise.allSettled([
+      writer.write(receipt('inst_idem_writer_05', 'writer-twice')),
+      writer.write(receipt('inst_idem_writer_05', 'writer-twice')),
+      writer.write(receipt('inst_idem_writer_06', null)),
+    ]);
+    expect(twice.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    const [stored] = await server.services.db.query<{ receipt_id: string }>(
+      `SELECT receipt_id FROM sdk_idempotency_keys WHERE project_id = $1 AND key = 'writer-twice'`,
+      [s.project.id],
+    );
+    expect((twice[1] as PromiseRejectedResult).reason.taken.receiptId).toBe(stored!.receipt_id);
+    expect(await traces(s.project.id)).toEqual({ receipts: 6, ledger: 6, events: 6, counted: 6 });
   });
 
   it('honours a key for 24 hours; an older one is a new receipt, and the purge deletes it', async () => {

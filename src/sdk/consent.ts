@@ -10,7 +10,7 @@ import { sourceOf } from '../receipts/service.js';
 import { receiptWriter } from './receipt-writer.js';
 import { checkTcfReceipt, tcfReceiptInput } from '../tcf/tc-string.js';
 import { safeParseOnce } from '../validation.js';
-import { IdempotencyKeyTaken, idempotencyConflict, idempotencyKeyOf, oneAtATime, requestHashOf, type Idempotency } from './idempotency.js';
+import { IdempotencyKeyTaken, idempotencyConflict, idempotencyKeyOf, requestHashOf, type Idempotency } from './idempotency.js';
 import { subjectOf } from '../subjects/subject-of.js';
 
 export const MAX_CHOICES = 200;
@@ -175,17 +175,15 @@ export async function recordConsent(
   if (idempotencyKey === null) return write(null);
 
   // With a key: the first request's answer for every repeat within 24 hours (docs/sdk-api.md, "Idempotency-Key").
-  // The writer takes the key in the receipt's own statement; a key taken already (here or by another instance)
-  // comes back as IdempotencyKeyTaken, answered with the receipt that took it.
+  // The writer takes the key in the receipt's own statement (never twice in one); a key taken already (here or by
+  // another instance) comes back as IdempotencyKeyTaken, answered with the receipt that took it.
   const requestHash = requestHashOf(body);
-  return oneAtATime(services, `${project.projectId}\0${idempotencyKey}`, async () => {
-    try {
-      return await write({ key: idempotencyKey, requestHash });
-    } catch (error) {
-      if (!(error instanceof IdempotencyKeyTaken)) throw error;
-      if (!error.taken.requestHash.equals(requestHash)) throw idempotencyConflict();
-      return { ok: true, id: error.taken.receiptId, createdAt: error.taken.createdAt };
-    }
-  });
+  try {
+    return await write({ key: idempotencyKey, requestHash });
+  } catch (error) {
+    if (!(error instanceof IdempotencyKeyTaken)) throw error;
+    if (error.taken.requestHash !== requestHash) throw idempotencyConflict();
+    return { ok: true, id: error.taken.receiptId, createdAt: error.taken.createdAt };
+  }
 }
 

@@ -136,8 +136,29 @@ export class ReceiptWriter {
     this.scheduled = true;
     queueMicrotask(() => {
       this.scheduled = false;
-      while (this.flushing < MAX_FLUSHES && this.queue.length) void this.flush(this.queue.splice(0, MAX_BATCH));
+      while (this.flushing < MAX_FLUSHES && this.queue.length) void this.flush(this.nextBatch());
     });
+  }
+
+  /**
+   * The next batch: up to MAX_BATCH waiting receipts, but never two with one Idempotency-Key (a statement must not
+   * take a key twice). A repeat stays first in the queue for the next batch, whose statement then finds the key
+   * taken and answers it with the first receipt (storeUntaken).
+   */
+  private nextBatch(): Pending[] {
+    const batch = this.queue.splice(0, MAX_BATCH);
+    let keys: Set<string> | undefined;
+    let repeats: Pending[] | undefined;
+    for (let i = 0; i < batch.length; i++) {
+      const { idempotency, projectId } = batch[i]!.receipt;
+      if (!idempotency) continue;
+      const id = `${projectId}\0${idempotency.key}`;
+      keys ??= new Set();
+      if (!keys.has(id)) keys.add(id);
+      else (repeats ??= []).push(...batch.splice(i--, 1));
+    }
+    if (repeats) this.queue.unshift(...repeats);
+    return batch;
   }
 
   private async flush(batch: Pending[]): Promise<void> {
@@ -318,7 +339,7 @@ export function batchStatement(
     column('subjectHash'),
     // Issue 45, only in a batch that carries a key: each receipt's Idempotency-Key and its body's hash (hex).
     ...(parts.idempotency
-      ? [receipts.map((r) => r.idempotency?.key ?? null), receipts.map((r) => r.idempotency?.requestHash.toString('hex') ?? null)]
+      ? [receipts.map((r) => r.idempotency?.key ?? null), receipts.map((r) => r.idempotency?.requestHash ?? null)]
       : []),
   ];
   const param = (value: unknown) => `$${params.push(value)}`;
