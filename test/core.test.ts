@@ -79,7 +79,10 @@ describe('a first launch and a second one', () => {
       source: { sdk: 'core', sdkVersion: core.CORE_VERSION, platform: 'ios', appId: 'com.acme.shop', appVersion: '3.1.0' },
     });
     const [post] = a.network.consentPosts();
-    expect(post!.headers['idempotency-key']).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    // A UUID v7: its first 48 bits are the decision's millisecond, so the service's key index grows at its edge.
+    const key = post!.headers['idempotency-key']!;
+    expect(key).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(parseInt(key.replace('-', '').slice(0, 12), 16)).toBe(Date.parse(post!.body.timestamp));
     expect(a.errors).toEqual([]);
     first.destroy();
 

@@ -9,8 +9,12 @@ export interface LoadSpec {
   port: number;
   connections: number;
   durationMs: number;
-  /** Request bytes per request number (a fixed request, or one per row for POSTs). */
-  requests: { fixed: string } | { template: string; marker: string };
+  /**
+   * Request bytes per request number (a fixed request, or one per row for POSTs: `marker` replaced by the number in
+   * 12 digits, and `scatteredMarker` by those digits reversed, so consecutive requests' values land far apart in an
+   * index, as visitors' random ids and UUID v4s do).
+   */
+  requests: { fixed: string } | { template: string; marker: string; scatteredMarker?: string };
   expectStatus: number;
 }
 
@@ -37,8 +41,13 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   const latencies: number[] = [];
   const started = performance.now();
   const deadline = started + spec.durationMs;
-  const requestFor = (n: number) =>
-    'fixed' in spec.requests ? spec.requests.fixed : spec.requests.template.replaceAll(spec.requests.marker, String(n).padStart(12, '0'));
+  const requestFor = (n: number) => {
+    if ('fixed' in spec.requests) return spec.requests.fixed;
+    const { template, marker, scatteredMarker } = spec.requests;
+    const numbered = String(n).padStart(12, '0');
+    const request = template.replaceAll(marker, numbered);
+    return scatteredMarker ? request.replaceAll(scatteredMarker, [...numbered].reverse().join('')) : request;
+  };
 
   const connection = () =>
     new Promise<void>((resolve, reject) => {

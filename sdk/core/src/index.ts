@@ -279,8 +279,8 @@ export function createConsent(options: CoreOptions): ConsentCore {
         reportError(err);
       }
     }
-    const key = uuid();
     const decidedAt = new Date(now()).toISOString();
+    const key = uuid(Date.parse(decidedAt));
     const receipt: Receipt = {
       key,
       body: {
