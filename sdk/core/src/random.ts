@@ -1,4 +1,4 @@
-// Random ids without a library: crypto.randomUUID / getRandomValues where the runtime has them (Node, browsers,
+// Random ids without a library: crypto.getRandomValues where the runtime has it (Node, browsers,
 // Hermes with react-native-get-random-values), Math.random otherwise (docs/apps.md says to add the polyfill: an
 // Idempotency-Key only has to be unique, an installation id should not be guessable).
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-';
