@@ -187,6 +187,22 @@ describe.runIf(onPostgres)('PostgreSQL cut through a TCP proxy', () => {
     expect(stored).toHaveLength(acknowledged.length);
   });
 
+  it('answers a repeat of a key this instance stored while the database is cut: the app hears its 201 and stops', async () => {
+    const { server } = await start();
+    const p = await sdkProject(server);
+    const body = { versionId: p.version.id, consentHash: p.version.consentHash, choices: { analytics: true }, installationId: 'inst_outage_repeat' };
+    const send = (key: string) => server.request('POST', '/api/sdk/v1/consent', { token: p.key.secret, body, headers: { 'Idempotency-Key': key } });
+    const first = await send('outage-repeat');
+    expect(first.status).toBe(201);
+    await proxy.refuse({ cut: true });
+    // The instance remembers the keys it took (src/sdk/idempotency.ts, takenRecently): no statement to wait for.
+    const again = await send('outage-repeat');
+    expect(again.status, again.text).toBe(201);
+    expect(again.text).toBe(first.text);
+    // A new key is a new receipt, which needs the database.
+    expectUnavailable(await send('outage-new-key'));
+  });
+
   it('a pool wait over DATABASE_WAIT_MS answers 503, not an endless wait', async () => {
     // 1 s, not less: set-up opens connections too, on a loaded machine.
     const { server } = await start({ databaseWaitMs: 1000 });

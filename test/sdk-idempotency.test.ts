@@ -211,23 +211,30 @@ describe('Idempotency-Key on POST /api/sdk/v1/consent', () => {
   });
 
   it('honours a key for 24 hours; an older one is a new receipt, and the purge deletes it', async () => {
-    const s = await setup();
-    const body = s.body('inst_idem_expired_1');
-    const first = await s.post(body, 'old-key');
-    await server.services.db.query(`UPDATE sdk_idempotency_keys SET created_at = created_at - interval '24 hours 1 second' WHERE project_id = $1`, [
-      s.project.id,
-    ]);
-    const later = await s.post(body, 'old-key');
-    expect(later.status).toBe(201);
-    expect(later.body.id).not.toBe(first.body.id);
-    expect((await traces(s.project.id)).receipts).toBe(2);
-    // The new receipt took the key again: a repeat now answers it.
-    expect((await s.post(body, 'old-key')).text).toBe(later.text);
+    // A clock the test moves: the instance remembers the keys it took (takenRecently) by the service's clock too.
+    let now = new Date();
+    const clocked = await startTestServer({}, { now: () => now });
+    try {
+      const s = await setup(clocked);
+      const body = s.body('inst_idem_expired_1');
+      const first = await s.post(body, 'old-key');
+      now = new Date(now.getTime() + 23 * 3600_000);
+      expect((await s.post(body, 'old-key')).text).toBe(first.text);
+      now = new Date(now.getTime() + 3600_000 + 1000);
+      const later = await s.post(body, 'old-key');
+      expect(later.status).toBe(201);
+      expect(later.body.id).not.toBe(first.body.id);
+      expect((await traces(s.project.id, clocked)).receipts).toBe(2);
+      // The new receipt took the key again: a repeat now answers it.
+      expect((await s.post(body, 'old-key')).text).toBe(later.text);
 
-    await server.services.db.query(`UPDATE sdk_idempotency_keys SET created_at = created_at - interval '25 hours' WHERE project_id = $1`, [s.project.id]);
-    expect(await purgeExpiredIdempotencyKeys(server.services)).toBeGreaterThanOrEqual(1);
-    const left = await server.services.db.query('SELECT 1 FROM sdk_idempotency_keys WHERE project_id = $1', [s.project.id]);
-    expect(left).toHaveLength(0);
+      now = new Date(now.getTime() + 25 * 3600_000);
+      expect(await purgeExpiredIdempotencyKeys(clocked.services)).toBeGreaterThanOrEqual(1);
+      const left = await clocked.services.db.query('SELECT 1 FROM sdk_idempotency_keys WHERE project_id = $1', [s.project.id]);
+      expect(left).toHaveLength(0);
+    } finally {
+      await clocked.close();
+    }
   });
 
   it('forgets nothing after an error: a refused body may be sent again with its key', async () => {

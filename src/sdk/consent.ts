@@ -10,7 +10,7 @@ import { sourceOf } from '../receipts/service.js';
 import { receiptWriter } from './receipt-writer.js';
 import { checkTcfReceipt, tcfReceiptInput } from '../tcf/tc-string.js';
 import { safeParseOnce } from '../validation.js';
-import { IdempotencyKeyTaken, idempotencyConflict, idempotencyKeyOf, requestHashOf, type Idempotency } from './idempotency.js';
+import { IdempotencyKeyTaken, idempotencyConflict, idempotencyKeyOf, requestHashOf, takenRecently, type Idempotency, type TakenKey } from './idempotency.js';
 import { subjectOf } from '../subjects/subject-of.js';
 
 export const MAX_CHOICES = 200;
@@ -177,13 +177,19 @@ export async function recordConsent(
   // With a key: the first request's answer for every repeat within 24 hours (docs/sdk-api.md, "Idempotency-Key").
   // The writer takes the key in the receipt's own statement (never twice in one); a key taken already (here or by
   // another instance) comes back as IdempotencyKeyTaken, answered with the receipt that took it.
+  // A key this instance saw taken is answered without the writer (src/sdk/idempotency.ts, takenRecently).
   const requestHash = requestHashOf(body);
+  const answer = (taken: TakenKey): ConsentAck => {
+    if (taken.requestHash !== requestHash) throw idempotencyConflict();
+    return { ok: true, id: taken.receiptId, createdAt: taken.createdAt };
+  };
+  const known = takenRecently(services, project.projectId, idempotencyKey);
+  if (known) return answer(known);
   try {
     return await write({ key: idempotencyKey, requestHash });
   } catch (error) {
     if (!(error instanceof IdempotencyKeyTaken)) throw error;
-    if (error.taken.requestHash !== requestHash) throw idempotencyConflict();
-    return { ok: true, id: error.taken.receiptId, createdAt: error.taken.createdAt };
+    return answer(error.taken);
   }
 }
 

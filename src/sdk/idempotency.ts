@@ -3,6 +3,7 @@
 // sdk_idempotency_keys decides, across instances, which request stored the receipt; every other request with
 // the key answers that receipt's 201 again, or 409 when its body differs.
 import { hash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { AppError } from '../errors.js';
 import type { Services } from '../services.js';
 import type { Worker } from '../workers.js';
@@ -88,6 +89,33 @@ export async function takenKeys(services: Services, keys: { projectId: string; k
       { requestHash: Buffer.from(row.request_hash).toString('hex'), receiptId: row.receipt_id, createdAt: new Date(row.created_at) },
     ]),
   );
+}
+
+/**
+ * Keys this instance saw taken (stored by its writer, or found taken by it), until their 24 hours end: a repeat of
+ * one is answered from here, without joining a batch whose statement it would fail (the writer would then write
+ * that batch's other receipts again). Repeats that reach another instance still go through the database.
+ */
+const recentlyTaken = new WeakMap<Services, LRUCache<string, TakenKey>>();
+/** At most this many keys per instance (about 200 bytes each). */
+const RECENTLY_TAKEN_MAX = 50_000;
+
+const recentOf = (services: Services) => {
+  let recent = recentlyTaken.get(services);
+  if (!recent) recentlyTaken.set(services, (recent = new LRUCache<string, TakenKey>({ max: RECENTLY_TAKEN_MAX })));
+  return recent;
+};
+
+/** Remembers a key as taken by its receipt, for what is left of its 24 hours. */
+export function rememberTaken(services: Services, projectId: string, key: string, taken: TakenKey): void {
+  const ttl = taken.createdAt.getTime() + IDEMPOTENCY_TTL_MS - services.now().getTime();
+  if (ttl > 0) recentOf(services).set(`${projectId}\0${key}`, taken, { ttl });
+}
+
+/** The receipt that took this key, if this instance saw it taken in the last 24 hours (by the service's clock). */
+export function takenRecently(services: Services, projectId: string, key: string): TakenKey | undefined {
+  const taken = recentlyTaken.get(services)?.get(`${projectId}\0${key}`);
+  return taken && services.now().getTime() - taken.createdAt.getTime() < IDEMPOTENCY_TTL_MS ? taken : undefined;
 }
 
 /** Deletes keys older than 24 hours; answers how many. */

@@ -10,7 +10,7 @@ import { isCheckViolation, isUniqueViolation, makeReceiptPartitions } from '../r
 import { bufferedUuidv7 } from '../receipts/ids.js';
 import { sdkCache } from './cache.js';
 import type { ReceiptAction, ReceiptSource } from './consent.js';
-import { IdempotencyKeyTaken, takenKeys, type Idempotency } from './idempotency.js';
+import { IdempotencyKeyTaken, rememberTaken, takenKeys, type Idempotency } from './idempotency.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -207,8 +207,11 @@ export class ReceiptWriter {
     const rest: Pending[] = [];
     for (const p of batch) {
       const answer = p.receipt.idempotency && taken.get(`${p.receipt.projectId}\0${p.receipt.idempotency.key}`);
-      if (answer) p.failed(new IdempotencyKeyTaken(answer));
-      else rest.push(p);
+      if (!answer) rest.push(p);
+      else {
+        rememberTaken(this.services, p.receipt.projectId, p.receipt.idempotency!.key, answer);
+        p.failed(new IdempotencyKeyTaken(answer));
+      }
     }
     // Nothing taken: the key expired (deleted above) or the violation was not a key's; once more decides.
     if (!rest.length) return;
@@ -278,6 +281,9 @@ export class ReceiptWriter {
       metrics.receiptBatchSize.observe(receipts.length);
     }
     for (const id of projectIds) cache.rememberReceipts(id);
+    for (const r of keyed ? receipts : []) {
+      if (r.idempotency) rememberTaken(this.services, r.projectId, r.idempotency.key, { requestHash: r.idempotency.requestHash, receiptId: r.id, createdAt: r.createdAt });
+    }
     // Committed: deliver now rather than at the worker's next poll.
     if (queued > 0) wakeWebhookWorker();
   }
