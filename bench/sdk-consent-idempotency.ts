@@ -24,6 +24,7 @@ import { randomUUID } from 'node:crypto';
 import { uuidv7 } from 'uuidv7';
 import { databaseCpuMeter } from './lib/cpu.js';
 import { loadFromChild } from './lib/load.js';
+import { writerReceipt } from '../test/helpers/receipts.js';
 import { BENCH_ORIGIN, benchProject, consentLoad, machine, serviceModule } from './lib/setup.js';
 
 if (process.env.BENCH_DATABASE_URL === undefined) process.env.BENCH_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -135,7 +136,6 @@ for (const connections of CONNECTIONS) {
 const ALONE_ROUNDS = Number(process.env.ALONE_ROUNDS ?? 8);
 const { receiptWriter } = await serviceModule<typeof import('../src/sdk/receipt-writer.js')>('sdk/receipt-writer.js', built);
 const { recordConsent } = await serviceModule<typeof import('../src/sdk/consent.js')>('sdk/consent.js', built);
-const { receiptId } = await serviceModule<typeof import('../src/receipts/ids.js')>('receipts/ids.js', built);
 const { requestHashOf } = await serviceModule<typeof import('../src/sdk/idempotency.js')>('sdk/idempotency.js', built);
 const writer = receiptWriter(server.services);
 const bodyOf = () => ({
@@ -155,27 +155,16 @@ async function writerAlone(key: () => string | null): Promise<number> {
     await Promise.all(
       Array.from({ length: 16 }, () => {
         const body = bodyOf();
-        const createdAt = new Date();
-        return writer.write({
-          ...body,
-          id: receiptId(createdAt),
-          createdAt,
-          projectId,
-          versionNumber: version!.number,
-          sdkVersion: body.sdkVersion,
-          locale: null,
-          gpc: null,
-          jurisdiction: null,
-          action: null,
-          gpp: null,
-          tcString: null,
-          addtlConsent: null,
-          source: null,
-          subjectHash: null,
-          idempotency: ((idempotencyKey) => (idempotencyKey === null ? null : { key: idempotencyKey, requestHash: requestHashOf(body) }))(key()),
-          decision: 'customised',
-          apiKeyId: bench.keyId,
-        });
+        const idempotencyKey = key();
+        return writer.write(
+          writerReceipt({
+            ...body,
+            projectId,
+            versionNumber: version!.number,
+            apiKeyId: bench.keyId,
+            idempotency: idempotencyKey === null ? null : { key: idempotencyKey, requestHash: requestHashOf(body) },
+          }),
+        );
       }),
     );
   }

@@ -17,7 +17,7 @@
 // time during its rounds: the load comes from a child process) and the database's CPU per receipt.
 import { loadavg } from 'node:os';
 import pg from 'pg';
-import { receiptId } from '../src/receipts/ids.js';
+import { writerReceipt } from '../test/helpers/receipts.js';
 import { batchStatement, MAX_BATCH, MAX_FLUSHES, type NewReceipt } from '../src/sdk/receipt-writer.js';
 import { databaseCpuMeter } from './lib/cpu.js';
 import { loadFromChild, type LoadResult } from './lib/load.js';
@@ -52,9 +52,7 @@ const pool = embedded ? undefined : new pg.Pool({ connectionString: server.servi
 let n = 0;
 /** A receipt as recordConsent makes it (src/sdk/consent.ts). */
 function nextRow(prefix: string): NewReceipt {
-  const createdAt = new Date();
-  return {
-    id: receiptId(createdAt), // a uuidv7 of its createdAt, as the service makes them (the database checks it)
+  return writerReceipt({
     projectId,
     versionId: version.id,
     versionNumber: version.number,
@@ -62,20 +60,8 @@ function nextRow(prefix: string): NewReceipt {
     choices,
     installationId: `${prefix}-${n++}`,
     sdkVersion: '1.0.0',
-    locale: null,
-    gpc: null,
-    jurisdiction: null,
-    action: null,
-    gpp: null,
-    tcString: null,
-    addtlConsent: null,
-    source: null,
-    idempotency: null,
-    subjectHash: null,
-    decision: 'customised',
     apiKeyId: keyId,
-    createdAt,
-  };
+  });
 }
 
 /** The receipt writer's own statement (prepared, as the writer prepares it), in a shard of its own. */

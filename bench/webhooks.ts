@@ -20,6 +20,7 @@ import { startServer } from '../src/server.js';
 import { receiptWriter } from '../src/sdk/receipt-writer.js';
 import { putWebhook } from '../src/webhooks/service.js';
 import { startWebhookWorker, webhookWorkerOf } from '../src/webhooks/worker.js';
+import { writerReceipt } from '../test/helpers/receipts.js';
 import { freshDatabaseUrl } from '../test/helpers/server.js';
 
 const { values: args } = parseArgs({
@@ -86,10 +87,8 @@ type Fixture = Awaited<ReturnType<typeof projectFixture>>;
 
 /** A receipt through the real receipt writer, as the SDK consent route stores it; returns the receipt id. */
 async function writeReceipt(fixture: Fixture): Promise<string> {
-  const id = uuidv7();
   const analytics = Math.random() < 0.5;
-  await receiptWriter(services).write({
-    id,
+  const receipt = writerReceipt({
     projectId: fixture.projectId,
     versionId: fixture.versionId,
     versionNumber: 1,
@@ -97,21 +96,12 @@ async function writeReceipt(fixture: Fixture): Promise<string> {
     choices: { necessary: true, analytics },
     installationId: 'inst_bench_0001',
     sdkVersion: '1.0.0',
-    locale: null,
-    gpc: null,
-    jurisdiction: null,
-    action: null,
-    gpp: null,
-    tcString: null,
-    addtlConsent: null,
-    source: null,
-    idempotency: null,
-    subjectHash: null,
     decision: analytics ? 'acceptedAll' : 'rejectedAll',
     apiKeyId: fixture.apiKeyId,
     createdAt: services.now(),
   });
-  return id;
+  await receiptWriter(services).write(receipt);
+  return receipt.id;
 }
 
 const [withoutHook, withHook] = [await projectFixture(false), await projectFixture(true)];

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evidenceRoutes } from '../rest/routes/evidence.js';
-import { receiptId } from '../src/receipts/ids.js';
+import { writerReceipt } from './helpers/receipts.js';
 import { receiptWriter } from '../src/sdk/receipt-writer.js';
 import { evidencePath, NOTICE, publish, putDraft, type Version } from './helpers/consent.js';
 import { team, type Operator } from './helpers/fixtures.js';
@@ -46,29 +46,18 @@ async function addReceipts(version: Version, createdAt: Date[]) {
   });
   const writer = receiptWriter(server.services);
   for (const at of createdAt) {
-    await writer.write({
-      id: receiptId(at),
-      projectId: t.project.id,
-      versionId: version.id,
-      versionNumber: version.number,
-      consentHash: version.consentHash,
-      choices: {},
-      installationId: 'inst_12345678',
-      sdkVersion: null,
-      locale: null,
-      gpc: null,
-      jurisdiction: null,
-      action: null,
-      gpp: null,
-      tcString: null,
-      addtlConsent: null,
-      source: null,
-      idempotency: null,
-      subjectHash: null,
-      decision: 'rejectedAll',
-      apiKeyId: key.id,
-      createdAt: at,
-    });
+    await writer.write(
+      writerReceipt({
+        projectId: t.project.id,
+        versionId: version.id,
+        versionNumber: version.number,
+        consentHash: version.consentHash,
+        installationId: 'inst_12345678',
+        decision: 'rejectedAll',
+        apiKeyId: key.id,
+        createdAt: at,
+      }),
+    );
   }
 }
 

@@ -119,7 +119,7 @@ describe('scanner processes on one PostgreSQL', () => {
       expect(done.find((s) => s.id === a2)!.attempts).toBe(1);
       // Log lines go out within a second (src/logger.ts); the killed worker's last ones never did.
       const survivorRan = () => started(survivor).map((s) => `${s.scanId} ${s.attempt}`);
-      await expect.poll(survivorRan).toEqual(expect.arrayContaining([`${aRunning} 1`, `${b1} 2`]));
+      await expect.poll(survivorRan, { timeout: 10_000 }).toEqual(expect.arrayContaining([`${aRunning} 1`, `${b1} 2`]));
       expect([`${a1} 1`, `${a2} 1`, `${b1} 2`]).toEqual(expect.arrayContaining(survivorRan()));
       expect(api.output()).not.toContain('"msg":"scan started"');
       const report = await client.request('GET', scansPath(projects[2]!.id, `/${b1}`), { token: owner.token });

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import canonicalize from 'canonicalize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { receiptId } from '../src/receipts/ids.js';
+import { writerReceipt } from './helpers/receipts.js';
 import { IdempotencyKeyTaken, purgeExpiredIdempotencyKeys, requestHashOf } from '../src/sdk/idempotency.js';
 import { receiptWriter, type NewReceipt } from '../src/sdk/receipt-writer.js';
 import { sdkTeam } from './helpers/sdk.js';
@@ -154,32 +154,18 @@ describe('Idempotency-Key on POST /api/sdk/v1/consent', () => {
     const s = await setup();
     const first = await s.post(s.body('inst_idem_writer_01'), 'writer-key');
     const [version] = await server.services.db.query<{ number: number }>('SELECT number FROM consent_versions WHERE id = $1', [s.version.id]);
-    const receipt = (installationId: string, key: string | null): NewReceipt => {
-      const createdAt = new Date();
-      return {
-        id: receiptId(createdAt),
+    const receipt = (installationId: string, key: string | null): NewReceipt =>
+      writerReceipt({
         projectId: s.project.id,
         versionId: s.version.id,
         versionNumber: version!.number,
         consentHash: s.version.consentHash,
         choices: { necessary: true, analytics: true },
         installationId,
-        sdkVersion: null,
-        locale: null,
-        gpc: null,
-        jurisdiction: null,
-        action: null,
-        gpp: null,
-        tcString: null,
-        addtlConsent: null,
-        source: null,
-        subjectHash: null,
         idempotency: key === null ? null : { key, requestHash: requestHashOf({ installationId }) },
         decision: 'acceptedAll',
         apiKeyId: s.key.id,
-        createdAt,
-      };
-    };
+      });
     // Written in one tick, so the writer puts them in one statement: the taken key fails it, and the writer sorts it out.
     const writer = receiptWriter(server.services);
     const outcomes = await Promise.allSettled([

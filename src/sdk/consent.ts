@@ -3,13 +3,12 @@ import type { Services } from '../services.js';
 import { canonicalLocale, EXPERIENCE_LIMITS } from '../consent/experience.js';
 import { authenticateSdk } from './access.js';
 import { sdkCache } from './cache.js';
-import { consentHashMismatch, invalidBody, invalidVersion } from './errors.js';
+import { consentHashMismatch, invalidBody, invalidVersion, parseSdkBody } from './errors.js';
 import { decisionOf } from '../stats/rollup.js';
 import { receiptId } from '../receipts/ids.js';
 import { sourceOf } from '../receipts/service.js';
 import { receiptWriter } from './receipt-writer.js';
 import { checkTcfReceipt, tcfReceiptInput } from '../tcf/tc-string.js';
-import { safeParseOnce } from '../validation.js';
 import { IdempotencyKeyTaken, idempotencyConflict, idempotencyKeyOf, requestHashOf, takenRecently, type Idempotency, type TakenKey } from './idempotency.js';
 import { subjectOf } from '../subjects/subject-of.js';
 
@@ -111,12 +110,7 @@ export async function recordConsent(
 ): Promise<ConsentAck> {
   const { keyId, project } = await authenticateSdk(services, caller.token, caller.origin);
   const idempotencyKey = idempotencyKeyOf(idempotencyKeyHeader);
-  const parsed = safeParseOnce(consentBody, input); // the REST layer has parsed the same body with it
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw invalidBody(issue.path.length ? `${issue.path.join('.')}: ${issue.message}` : issue.message);
-  }
-  const body = parsed.data;
+  const body = parseSdkBody(consentBody, input); // the REST layer has parsed the same body with it
   const limits = services.config.rateLimits;
   // Per key and client address first: rotating installation ids gets one client no further than
   // its own allowance, and never into a real visitor's (docs/security.md).

@@ -6,8 +6,8 @@ import type { Services } from '../services.js';
 import { authenticateSdk } from '../sdk/access.js';
 import { INSTALLATION_ID } from '../sdk/consent.js';
 import { decisionOf, type SdkDecision } from '../sdk/decision.js';
-import { invalidBody } from '../sdk/errors.js';
-import { parseInput, safeParseOnce } from '../validation.js';
+import { parseSdkBody } from '../sdk/errors.js';
+import { parseInput } from '../validation.js';
 import { subjectKeys } from './secret.js';
 import { invalidSubjectToken, MAX_TOKEN_LENGTH, SUBJECT_HASH, subjectHashOf, subjectOfToken } from './token.js';
 
@@ -22,13 +22,6 @@ export const identifyBody = z
   })
   .strict();
 export const forgetBody = z.object({ installationId }).strict();
-
-function parsed<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
-  const result = safeParseOnce(schema, input);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
-  throw invalidBody(issue.path.length ? `${issue.path.join('.')}: ${issue.message}` : issue.message);
-}
 
 /**
  * Key, origin and the consent POST's per key and address allowance (docs/security.md): a caller guessing tokens
@@ -52,7 +45,7 @@ async function sdkCaller(services: Services, caller: Caller, name: string) {
  */
 export async function identifyInstallation(services: Services, caller: Caller, input: unknown): Promise<{ decision: SdkDecision | null }> {
   const projectId = await sdkCaller(services, caller, 'sdk-identify-address');
-  const body = parsed(identifyBody, input);
+  const body = parseSdkBody(identifyBody, input);
   const keys = await subjectKeys(services, projectId);
   if (!keys) throw invalidSubjectToken('This project has no subject secret');
   const now = services.now();
@@ -101,7 +94,7 @@ async function subjectDecisionAt(conn: Pick<Connection, 'query'>, projectId: str
 /** POST /api/sdk/v2/forget: the installation is signed out (its link deleted; nothing else changes). */
 export async function forgetInstallation(services: Services, caller: Caller, input: unknown): Promise<{ ok: true }> {
   const projectId = await sdkCaller(services, caller, 'sdk-identify-address');
-  const body = parsed(forgetBody, input);
+  const body = parseSdkBody(forgetBody, input);
   await services.db.query(`DELETE FROM subject_links WHERE project_id = $1 AND installation_id = $2`, [projectId, body.installationId]);
   return { ok: true };
 }

@@ -38,7 +38,8 @@ describe('Signed-in visitors', () => {
     expect(await axeViolations(page)).toEqual([]);
     await screenshots(page, 'subjects-secret-made');
     await page.getByRole('button', { name: 'I have stored it' }).click();
-    expect(await page.getByRole('textbox', { name: 'Subject secret' }).count()).toBe(0);
+    // Gone once dismissed (waited for: the click re-renders after it returns).
+    await page.getByRole('textbox', { name: 'Subject secret' }).waitFor({ state: 'detached' });
 
     // A person signs in on a device and decides: their receipt carries the subject hash.
     const token = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('account-77').setAudience(t.project.id)

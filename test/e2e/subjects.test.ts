@@ -80,21 +80,21 @@ describe('one decision for a signed-in person, across devices', () => {
 
     // Laptop: signs in, then rejects all. While signed in, the banner says the choice applies on their devices.
     const laptop = await device(project);
-    await expect.poll(() => banner(laptop).isVisible()).toBe(true);
+    await expect.poll(() => banner(laptop).isVisible(), { timeout: 10_000 }).toBe(true);
     expect(await banner(laptop).textContent()).not.toContain(SCOPE);
     expect(await identify(laptop, await tokenFor('customer-1001'))).toBe('ok');
-    await expect.poll(async () => (await banner(laptop).textContent()) ?? '').toContain(SCOPE);
+    await expect.poll(async () => (await banner(laptop).textContent()) ?? '', { timeout: 10_000 }).toContain(SCOPE);
     await laptop.screenshot({ path: `${ARTIFACTS}/laptop-signed-in-banner.png` });
     await laptop.locator('#consent-sdk-root [data-consent="reject-all"]').click();
-    await expect.poll(() => banner(laptop).isVisible()).toBe(false);
+    await expect.poll(() => banner(laptop).isVisible(), { timeout: 10_000 }).toBe(false);
     const [rejected] = await receipts(1);
     expect(rejected!.choices).toEqual({ necessary: true, analytics: false, ads: false });
 
     // Phone: not signed in, it asks; signed in, the person's decision applies at once, and nothing is recorded.
     const phone = await device(project);
-    await expect.poll(() => banner(phone).isVisible()).toBe(true);
+    await expect.poll(() => banner(phone).isVisible(), { timeout: 10_000 }).toBe(true);
     expect(await identify(phone, await tokenFor('customer-1001'))).toBe('ok');
-    await expect.poll(() => banner(phone).isVisible()).toBe(false);
+    await expect.poll(() => banner(phone).isVisible(), { timeout: 10_000 }).toBe(false);
     expect(await choices(phone)).toEqual({ necessary: true, analytics: false, ads: false });
     expect(await phone.evaluate(() => (window as any).analyticsRan ?? 0)).toBe(0);
     expect(await project.receipts()).toHaveLength(1);
@@ -102,7 +102,7 @@ describe('one decision for a signed-in person, across devices', () => {
     await open(phone, project);
     expect(await banner(phone).isVisible()).toBe(false);
     await phone.locator('#settings').click();
-    await expect.poll(async () => (await phone.locator('#consent-sdk-root [data-consent="dialog"]').textContent()) ?? '').toContain(SCOPE);
+    await expect.poll(async () => (await phone.locator('#consent-sdk-root [data-consent="dialog"]').textContent()) ?? '', { timeout: 10_000 }).toContain(SCOPE);
     await phone.screenshot({ path: `${ARTIFACTS}/phone-preferences.png` });
     await phone.keyboard.press('Escape');
 
@@ -145,6 +145,6 @@ describe('one decision for a signed-in person, across devices', () => {
     // A token the service refuses changes nothing on the device.
     const stranger = await device(project);
     expect(await identify(stranger, 'not-a-token')).toBe('invalid_subject_token');
-    expect(await banner(stranger).isVisible()).toBe(true);
+    await expect.poll(() => banner(stranger).isVisible(), { timeout: 10_000 }).toBe(true);
   });
 });
